@@ -1,0 +1,84 @@
+// Package activities holds hookrelay's Temporal activities: the HTTP attempt
+// and the bookkeeping around it. They are methods on one struct whose
+// dependencies the worker builds; every side effect of a delivery happens here.
+package activities
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// Activities holds the dependencies of every activity.
+type Activities struct {
+	Store  *store.Store
+	HTTP   *http.Client
+	Logger *slog.Logger
+	// BodyLimit bounds how much of a response body is kept with an attempt.
+	BodyLimit int
+}
+
+// New builds Activities with an HTTP client suited to webhook delivery: no
+// redirects followed, per-attempt timeouts come from the policy.
+func New(st *store.Store, logger *slog.Logger) *Activities {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	tr.IdleConnTimeout = 90 * time.Second
+	return &Activities{
+		Store: st,
+		HTTP: &http.Client{
+			Transport: tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+		Logger:    logger,
+		BodyLimit: 1024,
+	}
+}
+
+// StatusInput is the input of SetStatus.
+type StatusInput struct {
+	DeliveryID    string
+	Status        string // retrying or waiting
+	NextAttemptAt *time.Time
+}
+
+// StatusResult is the result of SetStatus.
+type StatusResult struct{}
+
+// SetStatus records an in-flight delivery's status and its next attempt time.
+func (a *Activities) SetStatus(ctx context.Context, in StatusInput) (StatusResult, error) {
+	return StatusResult{}, a.Store.SetInFlight(ctx, in.DeliveryID, in.Status, in.NextAttemptAt)
+}
+
+// FinishInput is the input of Finish.
+type FinishInput struct {
+	DeliveryID string
+	Status     string // delivered, dead_lettered, dropped or queued
+	Reason     string
+	LastStatus int
+	LastError  string
+}
+
+// FinishResult is the result of Finish.
+type FinishResult struct {
+	DeadLetterID string
+}
+
+// Finish records how a delivery ended, making its dead letter or queueing it.
+func (a *Activities) Finish(ctx context.Context, in FinishInput) (FinishResult, error) {
+	id, err := a.Store.FinishDelivery(ctx, store.Finish{
+		DeliveryID: in.DeliveryID, Status: in.Status, Reason: in.Reason,
+		LastStatus: in.LastStatus, LastError: in.LastError,
+	})
+	if err != nil {
+		return FinishResult{}, err
+	}
+	a.Logger.InfoContext(ctx, "delivery_finished", "delivery_id", in.DeliveryID,
+		"status", in.Status, "reason", in.Reason, "dead_letter_id", id)
+	return FinishResult{DeadLetterID: id}, nil
+}

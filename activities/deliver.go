@@ -1,0 +1,185 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// Error kinds of a failed attempt.
+const (
+	KindTimeout           = "timeout"
+	KindConnectionRefused = "connection_refused"
+	KindDNS               = "dns"
+	KindTLS               = "tls"
+	KindHTTPStatus        = "http_status"
+	KindNetwork           = "network"
+)
+
+// DeliverInput is the input of Deliver: one attempt of one delivery.
+type DeliverInput struct {
+	DeliveryID  string
+	Attempt     int // 0 is the first delivery
+	ScheduledAt time.Time
+	Timeout     time.Duration
+	// Probe makes the attempt even when the endpoint is not enabled.
+	Probe bool
+	// Success lists the status codes that count as success; empty means 2xx.
+	Success []int
+}
+
+// DeliverResult is what one attempt came to.
+type DeliverResult struct {
+	// Skipped is true when no request was made because the endpoint is
+	// disabled or frozen; EndpointState says which.
+	Skipped       bool
+	EndpointState string
+	StatusCode    int
+	ErrorKind     string
+	Error         string
+	DurationMs    float64
+	Success       bool
+	Counters      store.Counters
+}
+
+// Deliver makes one HTTP attempt of a delivery and records it. Failures of
+// the endpoint are results, not errors; an error means hookrelay itself failed.
+func (a *Activities) Deliver(ctx context.Context, in DeliverInput) (DeliverResult, error) {
+	t, err := a.Store.Target(ctx, in.DeliveryID)
+	if err != nil {
+		return DeliverResult{}, err
+	}
+	if t.EndpointState != "enabled" && !in.Probe {
+		return DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
+	}
+	body, err := requestBody(t)
+	if err != nil {
+		return DeliverResult{}, err
+	}
+	rec := a.post(ctx, t, in, body)
+	rec.Success = rec.StatusCode != 0 && isSuccess(rec.StatusCode, in.Success)
+	c, err := a.Store.RecordAttempt(ctx, t.EndpointID, rec)
+	if err != nil {
+		return DeliverResult{}, err
+	}
+	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
+		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
+	return DeliverResult{
+		EndpointState: c.State, StatusCode: rec.StatusCode, ErrorKind: rec.ErrorKind,
+		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: c,
+	}, nil
+}
+
+func isSuccess(code int, success []int) bool {
+	if len(success) == 0 {
+		return code >= 200 && code <= 299
+	}
+	for _, c := range success {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// post sends body to the target's URL and describes what happened.
+func (a *Activities) post(ctx context.Context, t store.Target, in DeliverInput, body []byte) store.Attempt {
+	rec := store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt, ScheduledAt: in.ScheduledAt}
+	if in.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.Timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
+	if err != nil {
+		rec.StartedAt, rec.ErrorKind, rec.ErrorMessage = time.Now(), KindNetwork, err.Error()
+		return rec
+	}
+	setHeaders(req, t, in)
+	rec.StartedAt = time.Now()
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		rec.DurationMs = msSince(rec.StartedAt)
+		rec.ErrorKind, rec.ErrorMessage = errorKind(err), err.Error()
+		return rec
+	}
+	defer resp.Body.Close()
+	prefix, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.BodyLimit)))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	rec.DurationMs = msSince(rec.StartedAt)
+	rec.StatusCode = resp.StatusCode
+	rec.ResponseBody = string(bytes.ToValidUTF8(prefix, []byte("?")))
+	rec.ResponseHeaders = headerJSON(resp.Header)
+	if !isSuccess(resp.StatusCode, in.Success) {
+		rec.ErrorKind, rec.ErrorMessage = KindHTTPStatus, resp.Status
+	}
+	return rec
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+func setHeaders(req *http.Request, t store.Target, in DeliverInput) {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "hookrelay/1")
+	req.Header.Set("Webhook-Id", t.ExternalID)
+	req.Header.Set("X-Hookrelay-Event-Type", t.EventType)
+	req.Header.Set("X-Hookrelay-Delivery", t.DeliveryID)
+	req.Header.Set("X-Hookrelay-Attempt", strconv.Itoa(in.Attempt+1))
+}
+
+// requestBody is the JSON the receiver gets for the target's event.
+func requestBody(t store.Target) ([]byte, error) {
+	b, err := json.Marshal(struct {
+		ID      string          `json:"id"`
+		Type    string          `json:"type"`
+		Subject string          `json:"subject,omitempty"`
+		Time    time.Time       `json:"time"`
+		Data    json.RawMessage `json:"data"`
+	}{t.ExternalID, t.EventType, t.Subject, t.OccurredAt, json.RawMessage(t.Data)})
+	if err != nil {
+		return nil, fmt.Errorf("activities: encode event %s: %w", t.ExternalID, err)
+	}
+	return b, nil
+}
+
+func headerJSON(h http.Header) store.RawJSON {
+	flat := make(map[string]string, len(h))
+	for k, v := range h {
+		if len(v) > 0 {
+			flat[k] = v[0]
+		}
+	}
+	b, _ := json.Marshal(flat)
+	return b
+}
+
+// errorKind names the class of a transport error.
+func errorKind(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return KindTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return KindConnectionRefused
+	case errors.As(err, &dnsErr):
+		return KindDNS
+	case errors.As(err, &certErr), errors.As(err, &recErr):
+		return KindTLS
+	default:
+		return KindNetwork
+	}
+}

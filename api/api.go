@@ -1,0 +1,76 @@
+// Package api is hookrelay's HTTP API, built on Echo: subscriptions, event
+// publishing, deliveries, dead letters and policies under /v1, plus health
+// checks. One error handler turns every error into the same JSON shape.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"go.temporal.io/sdk/client"
+
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// MaxBodyBytes bounds a request body. Event bodies live in PostgreSQL, not in
+// workflow payloads, so this is a product limit, not Temporal's 2 MB one.
+const MaxBodyBytes = 1 << 20
+
+// Server holds the API's dependencies.
+type Server struct {
+	Store    *store.Store
+	Temporal client.Client
+	Starter  *starter.Starter
+	Logger   *slog.Logger
+}
+
+// New returns the Echo instance serving the API.
+func New(s *Server) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.BodyLimit("1M"))
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	v1 := e.Group("/v1")
+	v1.POST("/subscriptions", s.createSubscription)
+	v1.GET("/subscriptions", s.listSubscriptions)
+	v1.GET("/subscriptions/:id", s.getSubscription)
+	v1.POST("/events", s.publish)
+	v1.GET("/events/:id", s.getEvent)
+	v1.GET("/deliveries/:id", s.getDelivery)
+	v1.POST("/deliveries/:id/retry", s.retryDelivery)
+	v1.GET("/dead-letters", s.listDeadLetters)
+	v1.GET("/dead-letters/:id", s.getDeadLetter)
+	v1.POST("/dead-letters/:id/redrive", s.redrive)
+	v1.GET("/policies", s.listPolicies)
+	v1.GET("/policies/:name", s.getPolicy)
+	return e
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 only when PostgreSQL and Temporal both answer.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	defer cancel()
+	checks := map[string]string{"postgres": "ok", "temporal": "ok"}
+	status := http.StatusOK
+	if err := s.Store.Ping(ctx); err != nil {
+		checks["postgres"], status = err.Error(), http.StatusServiceUnavailable
+	}
+	if _, err := s.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		checks["temporal"], status = err.Error(), http.StatusServiceUnavailable
+	}
+	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
+}
+
+// account is the account a /v1 request acts as.
+func account(echo.Context) string { return store.DefaultAccount }

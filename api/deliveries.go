@@ -1,0 +1,128 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+)
+
+func (s *Server) getDelivery(c echo.Context) error {
+	ctx := c.Request().Context()
+	d, err := s.Store.GetDelivery(ctx, account(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	as, err := s.Store.Attempts(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, store.DeliveryDetail{Delivery: d, AttemptList: as})
+}
+
+// retryDelivery starts a fresh delivery of a finished delivery's event now.
+func (s *Server) retryDelivery(c echo.Context) error {
+	d, err := s.Store.GetDelivery(c.Request().Context(), account(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return s.followUp(c, d)
+}
+
+func (s *Server) followUp(c echo.Context, prev store.Delivery) error {
+	ctx := c.Request().Context()
+	d, err := s.Store.FollowUp(ctx, prev)
+	if err != nil {
+		return err
+	}
+	if err := s.Starter.Start(ctx, []store.Delivery{d}); err != nil {
+		s.Logger.ErrorContext(ctx, "start_deliveries_failed", "delivery_id", d.ID, "error", err)
+	}
+	return c.JSON(http.StatusAccepted, d)
+}
+
+func (s *Server) listDeadLetters(c echo.Context) error {
+	f := store.DeadLetterFilter{
+		SubscriptionID: c.QueryParam("subscription_id"),
+		EndpointID:     c.QueryParam("endpoint_id"),
+		After:          c.QueryParam("cursor"),
+		Limit:          100,
+	}
+	var err error
+	if f.Since, err = queryTime(c, "since"); err != nil {
+		return err
+	}
+	if f.Until, err = queryTime(c, "until"); err != nil {
+		return err
+	}
+	if v := c.QueryParam("limit"); v != "" {
+		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 1000 {
+			return invalid("limit", "limit must be a whole number from 1 to 1000, got %q", v)
+		}
+	}
+	ls, err := s.Store.ListDeadLetters(c.Request().Context(), account(c), f)
+	if err != nil {
+		return err
+	}
+	next := ""
+	if len(ls) == f.Limit {
+		next = ls[len(ls)-1].ID
+	}
+	return c.JSON(http.StatusOK, map[string]any{"dead_letters": ls, "next_cursor": next})
+}
+
+func queryTime(c echo.Context, name string) (time.Time, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, invalid(name, "%s must be an RFC 3339 time, got %q", name, v)
+	}
+	return t, nil
+}
+
+func (s *Server) getDeadLetter(c echo.Context) error {
+	l, err := s.Store.GetDeadLetter(c.Request().Context(), account(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, l)
+}
+
+// redrive delivers a dead letter's event again, as a fresh delivery linked to
+// the dead one.
+func (s *Server) redrive(c echo.Context) error {
+	ctx := c.Request().Context()
+	l, err := s.Store.GetDeadLetter(ctx, account(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	d, err := s.Store.GetDelivery(ctx, account(c), l.DeliveryID)
+	if err != nil {
+		return err
+	}
+	return s.followUp(c, d)
+}
+
+func (s *Server) listPolicies(c echo.Context) error {
+	docs := []policies.PolicyDoc{}
+	for _, name := range policies.Names() {
+		p, _ := policies.Lookup(name)
+		docs = append(docs, p.Doc())
+	}
+	return c.JSON(http.StatusOK, map[string]any{"policies": docs})
+}
+
+func (s *Server) getPolicy(c echo.Context) error {
+	p, err := policies.Lookup(c.Param("name"))
+	if err != nil {
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Field: "name", Message: err.Error()}
+	}
+	return c.JSON(http.StatusOK, p.Doc())
+}

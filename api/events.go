@@ -1,0 +1,91 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// EventRequest is the body of POST /v1/events. ID is optional; when given it
+// is the idempotency key: publishing it again delivers nothing new.
+type EventRequest struct {
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Subject string          `json:"subject"`
+	Time    *time.Time      `json:"time"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// PublishResponse is the answer to POST /v1/events.
+type PublishResponse struct {
+	ID         string           `json:"id"`
+	Duplicate  bool             `json:"duplicate"`
+	Deliveries []store.Delivery `json:"deliveries"`
+}
+
+func (r *EventRequest) validate() error {
+	if strings.TrimSpace(r.Type) == "" {
+		return invalid("type", "type is required")
+	}
+	if len(r.Type) > 200 {
+		return invalid("type", "type is longer than 200 characters")
+	}
+	if len(r.ID) > 200 || strings.IndexFunc(r.ID, unicode.IsControl) >= 0 {
+		return invalid("id", "id must be at most 200 printable characters")
+	}
+	if len(r.Data) == 0 {
+		r.Data = json.RawMessage("null")
+	}
+	return nil
+}
+
+func (s *Server) publish(c echo.Context) error {
+	var req EventRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if err := req.validate(); err != nil {
+		return err
+	}
+	ev := store.Event{
+		AccountID: account(c), ExternalID: req.ID, Type: req.Type,
+		Subject: req.Subject, Data: store.RawJSON(req.Data),
+	}
+	if req.Time != nil {
+		ev.OccurredAt = *req.Time
+	}
+	return s.publishEvent(c, ev)
+}
+
+// publishEvent stores ev, starts its deliveries and answers with them. A
+// failure to start is logged, not returned: the event is stored and the
+// worker's sweeper starts what was not started.
+func (s *Server) publishEvent(c echo.Context, ev store.Event) error {
+	ctx := c.Request().Context()
+	res, err := s.Store.Publish(ctx, ev)
+	if err != nil {
+		return err
+	}
+	if err := s.Starter.Start(ctx, res.Deliveries); err != nil {
+		s.Logger.ErrorContext(ctx, "start_deliveries_failed", "event_id", res.Event.ExternalID, "error", err)
+	}
+	status := http.StatusAccepted
+	if res.Duplicate {
+		status = http.StatusOK
+	}
+	return c.JSON(status, PublishResponse{ID: res.Event.ExternalID, Duplicate: res.Duplicate, Deliveries: res.Deliveries})
+}
+
+func (s *Server) getEvent(c echo.Context) error {
+	ev, err := s.Store.GetEvent(c.Request().Context(), account(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ev)
+}

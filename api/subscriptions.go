@@ -1,0 +1,101 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// DefaultPolicy is the policy of a subscription that names none.
+const DefaultPolicy = policies.NameWorkfront
+
+// SubscriptionRequest is the body of POST /v1/subscriptions.
+type SubscriptionRequest struct {
+	URL         string              `json:"url"`
+	EventTypes  []string            `json:"event_types"`
+	Policy      string              `json:"policy"`
+	RetryPolicy *policies.Overrides `json:"retry_policy"`
+}
+
+// validate checks the request and resolves its policy.
+func (r *SubscriptionRequest) validate() error {
+	if err := validateURL("url", r.URL); err != nil {
+		return err
+	}
+	if len(r.EventTypes) == 0 {
+		return invalid("event_types", `event_types must list at least one event type ("*" for all)`)
+	}
+	for i, t := range r.EventTypes {
+		if strings.TrimSpace(t) == "" || len(t) > 200 {
+			return invalid("event_types", "event_types[%d] must be a non-empty string of at most 200 characters", i)
+		}
+	}
+	if r.Policy == "" {
+		r.Policy = DefaultPolicy
+	}
+	var o policies.Overrides
+	if r.RetryPolicy != nil {
+		o = *r.RetryPolicy
+	}
+	_, err := policies.Resolve(r.Policy, o)
+	return err
+}
+
+// validateURL accepts absolute http and https URLs with a host.
+func validateURL(field, raw string) error {
+	if raw == "" {
+		return invalid(field, "%s is required", field)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid(field, "%s must be an absolute http or https URL, got %q", field, raw)
+	}
+	if len(raw) > 2048 {
+		return invalid(field, "%s is longer than 2048 characters", field)
+	}
+	return nil
+}
+
+func (s *Server) createSubscription(c echo.Context) error {
+	var req SubscriptionRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if err := req.validate(); err != nil {
+		return err
+	}
+	overrides := []byte("{}")
+	if req.RetryPolicy != nil {
+		overrides, _ = json.Marshal(req.RetryPolicy)
+	}
+	sub := store.Subscription{
+		AccountID: account(c), URL: req.URL, EventTypes: req.EventTypes,
+		Policy: req.Policy, RetryPolicy: overrides, Active: true,
+	}
+	if err := s.Store.CreateSubscription(c.Request().Context(), &sub); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, sub)
+}
+
+func (s *Server) listSubscriptions(c echo.Context) error {
+	subs, err := s.Store.ListSubscriptions(c.Request().Context(), account(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"subscriptions": subs})
+}
+
+func (s *Server) getSubscription(c echo.Context) error {
+	sub, err := s.Store.GetSubscription(c.Request().Context(), account(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, sub)
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/hookrelay/hookrelay/api"
+	"github.com/hookrelay/hookrelay/config"
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/worker"
+)
+
+// app holds the configuration and output of one run.
+type app struct {
+	cfg    config.Config
+	logger *slog.Logger
+	stdout io.Writer
+}
+
+func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	return &app{cfg: cfg, logger: logger, stdout: stdout}, nil
+}
+
+// connect opens the store (applying migrations) and the Temporal client.
+func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) {
+	if a.cfg.DatabaseURL == "" {
+		return nil, nil, errors.New("DATABASE_URL is not set (use `hookrelay dev` for the embedded default)")
+	}
+	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  a.cfg.TemporalAddress,
+		Namespace: a.cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(a.logger.With("component", "temporal")),
+	})
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, fmt.Errorf("temporal at %s: %w", a.cfg.TemporalAddress, err)
+	}
+	return st, c, nil
+}
+
+func (a *app) migrate(ctx context.Context) error {
+	if a.cfg.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is not set")
+	}
+	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, "migrations applied")
+	return nil
+}
+
+func (a *app) worker(ctx context.Context) error {
+	st, c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer c.Close()
+	return worker.Run(ctx, c, st, a.logger, worker.DefaultOptions())
+}
+
+func (a *app) api(ctx context.Context) error {
+	st, c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer c.Close()
+	return a.serve(ctx, st, c)
+}
+
+// serve runs the HTTP API until ctx ends, then shuts it down gracefully.
+func (a *app) serve(ctx context.Context, st *store.Store, c client.Client) error {
+	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger,
+		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger}}
+	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("api: listen on %s: %w", a.cfg.HTTPAddr, err)
+	}
+	a.logger.InfoContext(ctx, "api_listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("api: %w", err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return hs.Shutdown(shutCtx)
+}
+
+func runPolicies(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] == "list" {
+		for _, name := range policies.Names() {
+			p, _ := policies.Lookup(name)
+			fmt.Fprintf(stdout, "%-18s %s\n", name, p.Description)
+		}
+		return nil
+	}
+	if args[0] != "show" || len(args) != 2 {
+		return errors.New("usage: hookrelay policies [list | show NAME]")
+	}
+	p, err := policies.Lookup(args[1])
+	if err != nil {
+		return err
+	}
+	return policies.Render(stdout, p)
+}

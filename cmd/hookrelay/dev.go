@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hookrelay/hookrelay/devenv"
+	"github.com/hookrelay/hookrelay/worker"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// dev runs everything on the embedded default: a project-local PostgreSQL
+// cluster (unless DATABASE_URL is set), the Temporal dev server with its Web
+// UI and a SQLite file, the worker and the API. Data lives in DataDir, so a
+// second run finds everything the first one stored.
+func (a *app) dev(ctx context.Context) error {
+	dataDir, err := filepath.Abs(a.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	// The data dir must be traversable: PostgreSQL runs as its own user when
+	// hookrelay runs as root.
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(dataDir, 0o755); err != nil {
+		return err
+	}
+	if a.cfg.DatabaseURL == "" {
+		pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{
+			DataDir: filepath.Join(dataDir, "postgres"), Port: a.cfg.PostgresPort,
+		}, a.logger)
+		if err != nil {
+			return err
+		}
+		defer pg.Stop()
+		a.cfg.DatabaseURL = pg.URL
+	}
+	tmp, err := a.startTemporal(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer tmp.Stop()
+	st, c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer c.Close()
+	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\nPress Ctrl-C to stop.\n",
+		a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
+	errc := make(chan error, 2)
+	go func() { errc <- worker.Run(ctx, c, st, a.logger, worker.DefaultOptions()) }()
+	go func() { errc <- a.serve(ctx, st, c) }()
+	err = errors.Join(<-errc, <-errc)
+	fmt.Fprintln(a.stdout, "hookrelay stopped")
+	return err
+}
+
+// startTemporal starts the dev server on TEMPORAL_ADDRESS's port, persisting
+// to a SQLite file in dataDir.
+func (a *app) startTemporal(ctx context.Context, dataDir string) (*devenv.Temporal, error) {
+	_, portText, err := net.SplitHostPort(a.cfg.TemporalAddress)
+	if err != nil {
+		return nil, fmt.Errorf("TEMPORAL_ADDRESS %q: %w", a.cfg.TemporalAddress, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return nil, fmt.Errorf("TEMPORAL_ADDRESS %q: bad port", a.cfg.TemporalAddress)
+	}
+	t, err := devenv.StartTemporal(ctx, devenv.TemporalConfig{
+		DBFile:           filepath.Join(dataDir, "temporal.db"),
+		Port:             port,
+		UIPort:           a.cfg.TemporalUIPort,
+		Namespace:        a.cfg.TemporalNamespace,
+		SearchAttributes: workflows.SearchAttributes(),
+	}, a.logger)
+	if err != nil {
+		return nil, err
+	}
+	a.cfg.TemporalAddress = t.Address
+	return t, nil
+}

@@ -1,0 +1,73 @@
+// Command hookrelay is durable webhook delivery on Temporal. Subcommands: dev
+// (everything on the embedded default), api, worker, migrate and policies.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "hookrelay:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: hookrelay <command>
+
+commands:
+  dev                  run PostgreSQL, the Temporal dev server, the worker and the API together
+  api                  serve the HTTP API
+  worker               run the Temporal workers
+  migrate              apply the database migrations
+  policies             list the delivery policies
+  policies show NAME   print a policy's full schedule
+  receive [--addr A] [--fail N] [--status C]
+                       a webhook receiver that prints what it gets (for trying hookrelay)
+
+configuration (environment): DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+HOOKRELAY_HTTP_ADDR (default 127.0.0.1:8080), HOOKRELAY_DATA_DIR (default .hookrelay),
+HOOKRELAY_PG_PORT, HOOKRELAY_TEMPORAL_UI_PORT, HOOKRELAY_LOG_LEVEL
+`
+
+// run is the whole program, testable: it reads its arguments and
+// environment through its parameters and writes only to stdout and stderr.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("no command given")
+	}
+	switch args[0] {
+	case "policies":
+		return runPolicies(args[1:], stdout)
+	case "receive":
+		return runReceive(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	app, err := newApp(getenv, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "dev":
+		return app.dev(ctx)
+	case "api":
+		return app.api(ctx)
+	case "worker":
+		return app.worker(ctx)
+	case "migrate":
+		return app.migrate(ctx)
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}

@@ -1,0 +1,72 @@
+// Package config reads hookrelay's configuration from the environment, once,
+// in one place.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+)
+
+// Config is every setting hookrelay reads from the environment.
+type Config struct {
+	// DatabaseURL is the PostgreSQL URL (DATABASE_URL). Empty under `dev`
+	// means: start the project-local cluster.
+	DatabaseURL string
+	// TemporalAddress is the Temporal frontend (TEMPORAL_ADDRESS).
+	TemporalAddress string
+	// TemporalNamespace is the Temporal namespace (TEMPORAL_NAMESPACE).
+	TemporalNamespace string
+	// HTTPAddr is where the API listens (HOOKRELAY_HTTP_ADDR).
+	HTTPAddr string
+	// DataDir holds the dev cluster and Temporal's SQLite file (HOOKRELAY_DATA_DIR).
+	DataDir string
+	// PostgresPort is the dev cluster's port (HOOKRELAY_PG_PORT).
+	PostgresPort int
+	// TemporalUIPort is the dev Web UI's port (HOOKRELAY_TEMPORAL_UI_PORT).
+	TemporalUIPort int
+	// LogLevel is debug, info, warn or error (HOOKRELAY_LOG_LEVEL).
+	LogLevel slog.Level
+}
+
+// Load reads the configuration through getenv, applying defaults.
+func Load(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL:       getenv("DATABASE_URL"),
+		TemporalAddress:   or(getenv("TEMPORAL_ADDRESS"), "127.0.0.1:7233"),
+		TemporalNamespace: or(getenv("TEMPORAL_NAMESPACE"), "default"),
+		HTTPAddr:          or(getenv("HOOKRELAY_HTTP_ADDR"), "127.0.0.1:8080"),
+		DataDir:           or(getenv("HOOKRELAY_DATA_DIR"), ".hookrelay"),
+	}
+	var err error
+	if c.PostgresPort, err = intVar(getenv, "HOOKRELAY_PG_PORT", 54329); err != nil {
+		return c, err
+	}
+	if c.TemporalUIPort, err = intVar(getenv, "HOOKRELAY_TEMPORAL_UI_PORT", 8233); err != nil {
+		return c, err
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("HOOKRELAY_LOG_LEVEL"), "info"))); err != nil {
+		return c, fmt.Errorf("config: HOOKRELAY_LOG_LEVEL: %w", err)
+	}
+	return c, nil
+}
+
+func or(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return v
+}
+
+func intVar(getenv func(string) string, name string, def int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 || n > 65535 {
+		return 0, fmt.Errorf("config: %s=%q: want a port number (1-65535)", name, v)
+	}
+	return n, nil
+}

@@ -1,0 +1,63 @@
+// Package devenv starts the real servers hookrelay runs on in development and
+// tests: a project-local PostgreSQL cluster and the Temporal CLI's dev server.
+//
+// The binaries come from the machine (PostgreSQL) and the project's bin/
+// directory (Temporal); scripts/bootstrap.sh installs both. When a binary is
+// missing the Start functions return an error wrapping ErrNotInstalled.
+package devenv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+)
+
+// ErrNotInstalled is wrapped by the errors returned when a server binary
+// cannot be found; run scripts/bootstrap.sh to install it.
+var ErrNotInstalled = errors.New("server binary not installed (run scripts/bootstrap.sh)")
+
+// FreePort returns a free TCP port on 127.0.0.1. Another process may take it
+// before the caller binds it, so use it promptly.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RepoRoot finds the directory holding go.mod, walking up from the working
+// directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find repo root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("find repo root: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// logTail returns the last n lines of the file at path, for error messages.
+func logTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

@@ -1,0 +1,81 @@
+package policies
+
+import (
+	"math"
+	"time"
+)
+
+// Deadline returns the time after which a delivery can have no more retries,
+// or the zero time when the policy sets no bound. With a TTL it is
+// FirstAttemptAt+TTL (POLICIES.md §eventgrid: "whichever comes first ends the
+// retries"). Otherwise, for a bounded schedule (Offsets, Gaps without
+// RepeatLast, or MaxAttempts > 0), it is the latest the last allowed retry can
+// be due when every attempt fails instantly: measured from FirstFailureAt, each
+// wait at its upper jitter bound. For Workfront that is FirstFailureAt +
+// 173,585.6 s (POLICIES.md §workfront: "their own 48-hour limit still runs").
+func (p Policy) Deadline(pr Progress) time.Time {
+	if p.TTL > 0 {
+		return pr.FirstAttemptAt.Add(p.TTL)
+	}
+	last, ok := p.lastRetryBound()
+	if !ok {
+		return time.Time{}
+	}
+	return pr.FirstFailureAt.Add(last)
+}
+
+// lastRetryBound is the greatest offset from the first failure at which the
+// last allowed retry can be due; ok is false when retries are unbounded.
+func (p Policy) lastRetryBound() (time.Duration, bool) {
+	n, ok := p.retries()
+	if !ok {
+		return 0, false
+	}
+	if n == 0 {
+		return 0, true
+	}
+	if p.Schedule.Kind == Offsets {
+		w, _ := p.Schedule.wait(n)
+		_, hi := p.JitterBounds(w)
+		return hi, true
+	}
+	var total time.Duration
+	for k := 1; k <= n; k++ {
+		w, _ := p.Schedule.wait(k)
+		_, hi := p.JitterBounds(w)
+		total = satAdd(total, hi)
+	}
+	return total, true
+}
+
+// retries is the number of retries the policy allows, by MaxAttempts and by
+// its schedule (TTL aside); ok is false when neither bounds them.
+func (p Policy) retries() (int, bool) {
+	n, ok := p.Schedule.retries()
+	if p.MaxAttempts > 0 && (!ok || p.MaxAttempts-1 < n) {
+		return p.MaxAttempts - 1, true
+	}
+	return n, ok
+}
+
+// retries is the number of retries the schedule holds; ok is false when it
+// goes on for ever (Fixed, Exponential, Gaps with RepeatLast).
+func (s Schedule) retries() (int, bool) {
+	switch s.Kind {
+	case Fixed, Exponential:
+		return 0, false
+	case Gaps:
+		if s.RepeatLast && len(s.Durations) > 0 {
+			return 0, false
+		}
+	}
+	return len(s.Durations), true
+}
+
+// satAdd adds two non-negative durations, saturating at the largest Duration.
+func satAdd(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

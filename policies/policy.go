@@ -1,0 +1,143 @@
+// Package policies holds hookrelay's delivery policies: the retry schedules,
+// limits, success and dead-letter codes of each vendor in ../shared/POLICIES.md,
+// and the custom policies users define. Everything here is pure data plus small
+// deterministic functions: no clock, no global randomness, no Temporal import.
+package policies
+
+import (
+	"fmt"
+	"time"
+)
+
+// ScheduleKind says how a Schedule's durations are measured.
+type ScheduleKind string
+
+const (
+	// Gaps: each retry waits its duration after the previous failed attempt.
+	Gaps ScheduleKind = "gaps"
+	// Offsets: retry k is made its duration after the first failed attempt.
+	Offsets ScheduleKind = "offsets"
+	// Fixed: every retry waits Interval after the previous failed attempt.
+	Fixed ScheduleKind = "fixed"
+	// Exponential: retry k waits Base*Factor^(k-1), capped at Cap, after the
+	// previous failed attempt.
+	Exponential ScheduleKind = "exponential"
+)
+
+// Schedule is the list of waits between deliveries.
+type Schedule struct {
+	Kind ScheduleKind `json:"kind"`
+	// Durations are the gaps (Gaps) or offsets (Offsets) of retry 1, 2, ...
+	// When RepeatLast is true the last gap repeats for ever (Gaps only).
+	Durations  []time.Duration `json:"durations,omitempty"`
+	RepeatLast bool            `json:"repeat_last,omitempty"`
+	Interval   time.Duration   `json:"interval,omitempty"`
+	Base       time.Duration   `json:"base,omitempty"`
+	Factor     float64         `json:"factor,omitempty"`
+	Cap        time.Duration   `json:"cap,omitempty"`
+}
+
+// Exhausted says what happens when retries run out.
+type Exhausted string
+
+const (
+	// DeadLetter stores the delivery in the dead-letter store.
+	DeadLetter Exhausted = "dead_letter"
+	// Drop ends the delivery as dropped, keeping a record of it.
+	Drop Exhausted = "drop"
+	// DeactivateAndQueue deactivates the subscription and queues the event for
+	// retrieval (POLICIES.md §sap).
+	DeactivateAndQueue Exhausted = "deactivate_and_queue"
+)
+
+// Health holds the per-endpoint circuit breaker thresholds
+// (POLICIES.md §workfront). A zero value disables that rule.
+type Health struct {
+	Window             time.Duration `json:"window"`
+	DisableMinAttempts int           `json:"disable_min_attempts"`
+	DisableFailureRate float64       `json:"disable_failure_rate"`
+	DisableConsecutive int           `json:"disable_consecutive"`
+	FreezeConsecutive  int           `json:"freeze_consecutive"`
+	FreezeNoSuccessFor time.Duration `json:"freeze_no_success_for"`
+	FreezeAlwaysAfter  int           `json:"freeze_always_after"`
+	ProbeInterval      time.Duration `json:"probe_interval"`
+	DisableOnGone      bool          `json:"disable_on_gone"`
+}
+
+// Policy is one complete delivery policy. MaxAttempts counts every delivery,
+// the first included; TTL is measured from the first attempt; zero TTL means
+// no limit besides MaxAttempts.
+type Policy struct {
+	Name            string        `json:"name"`
+	Description     string        `json:"description"`
+	Section         string        `json:"section"`
+	Schedule        Schedule      `json:"schedule"`
+	MaxAttempts     int           `json:"max_attempts"`
+	TTL             time.Duration `json:"ttl"`
+	Timeout         time.Duration `json:"timeout"`
+	JitterFraction  float64       `json:"jitter_fraction"`
+	SuccessCodes    []int         `json:"success_codes,omitempty"`
+	DeadLetterCodes []int         `json:"dead_letter_codes,omitempty"`
+	DeadLettering   bool          `json:"dead_lettering"`
+	OnExhausted     Exhausted     `json:"on_exhausted"`
+	Health          Health        `json:"health"`
+}
+
+// Verdict is what a policy makes of one attempt's outcome.
+type Verdict string
+
+const (
+	// Delivered: the attempt succeeded.
+	Delivered Verdict = "delivered"
+	// Retry: the attempt failed and may be retried.
+	Retry Verdict = "retry"
+	// Undeliverable: the response says the event can never succeed; it skips
+	// the remaining retries.
+	Undeliverable Verdict = "undeliverable"
+)
+
+// Classify maps an HTTP status code (0 when there was no response) to a Verdict.
+func (p Policy) Classify(status int) Verdict {
+	if status == 0 {
+		return Retry
+	}
+	if p.IsSuccess(status) {
+		return Delivered
+	}
+	for _, c := range p.DeadLetterCodes {
+		if c == status {
+			return Undeliverable
+		}
+	}
+	return Retry
+}
+
+// IsSuccess reports whether status counts as a success: any 2xx unless the
+// policy lists its own success codes.
+func (p Policy) IsSuccess(status int) bool {
+	if len(p.SuccessCodes) == 0 {
+		return status >= 200 && status <= 299
+	}
+	for _, c := range p.SuccessCodes {
+		if c == status {
+			return true
+		}
+	}
+	return false
+}
+
+// FinalStatus is the status a delivery ends with when it cannot be delivered:
+// dead_lettered, dropped or queued.
+func (p Policy) FinalStatus() string {
+	switch {
+	case p.OnExhausted == DeactivateAndQueue:
+		return "queued"
+	case p.OnExhausted == DeadLetter && p.DeadLettering:
+		return "dead_lettered"
+	default:
+		return "dropped"
+	}
+}
+
+// String names the policy.
+func (p Policy) String() string { return fmt.Sprintf("policy %q", p.Name) }

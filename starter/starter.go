@@ -1,0 +1,108 @@
+// Package starter starts the Delivery workflows of stored deliveries. The API
+// calls it right after an event is stored; the worker's sweeper calls it for
+// any delivery whose start was never recorded (a crash between the two), so
+// no stored event is ever left without a workflow.
+package starter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// Starter starts Delivery workflows.
+type Starter struct {
+	Store    *store.Store
+	Temporal client.Client
+	Logger   *slog.Logger
+}
+
+// PolicyOf resolves a subscription's policy with its overrides.
+func PolicyOf(sub store.Subscription) (policies.Policy, error) {
+	var o policies.Overrides
+	if len(sub.RetryPolicy) > 0 {
+		if err := json.Unmarshal(sub.RetryPolicy, &o); err != nil {
+			return policies.Policy{}, fmt.Errorf("subscription %s: retry_policy: %w", sub.ID, err)
+		}
+	}
+	return policies.Resolve(sub.Policy, o)
+}
+
+// Start starts the workflow of every delivery not yet started and records
+// them as started. A workflow that already exists counts as started.
+func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
+	subs := map[string]store.Subscription{}
+	var started []string
+	var errs []error
+	for _, d := range ds {
+		if d.Started {
+			continue
+		}
+		if err := s.startOne(ctx, d, subs); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		started = append(started, d.ID)
+	}
+	if err := s.Store.MarkStarted(ctx, started); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[string]store.Subscription) error {
+	sub, ok := subs[d.SubscriptionID]
+	if !ok {
+		var err error
+		if sub, err = s.Store.GetSubscription(ctx, d.AccountID, d.SubscriptionID); err != nil {
+			return err
+		}
+		subs[d.SubscriptionID] = sub
+	}
+	p, err := PolicyOf(sub)
+	if err != nil {
+		return err
+	}
+	in := workflows.DeliveryInput{
+		DeliveryID: d.ID, SubscriptionID: d.SubscriptionID, EndpointID: d.EndpointID,
+		EventType: d.EventType, URL: sub.URL, Policy: p,
+	}
+	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.DeliveryStartOptions(d.WorkflowID, in), workflows.Delivery, in)
+	var exists *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("starter: start %s: %w", d.WorkflowID, err)
+	}
+	return nil
+}
+
+// Sweep starts, every interval until ctx ends, the deliveries whose start was
+// never recorded and that are older than grace.
+func (s *Starter) Sweep(ctx context.Context, interval, grace time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ds, err := s.Store.UnstartedDeliveries(ctx, grace, 500)
+		if err == nil && len(ds) > 0 {
+			s.Logger.WarnContext(ctx, "sweeper_starting_deliveries", "count", len(ds))
+			err = s.Start(ctx, ds)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.Logger.ErrorContext(ctx, "sweep_failed", "error", err)
+		}
+	}
+}

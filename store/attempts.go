@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Target is everything the HTTP activity needs to make one attempt.
+type Target struct {
+	DeliveryID       string    `db:"delivery_id"`
+	Status           string    `db:"status"`
+	EventID          string    `db:"event_id"`
+	ExternalID       string    `db:"external_id"`
+	EventType        string    `db:"type"`
+	Subject          string    `db:"subject"`
+	Data             RawJSON   `db:"data"`
+	OccurredAt       time.Time `db:"occurred_at"`
+	SubscriptionID   string    `db:"subscription_id"`
+	SubscriptionName *string   `db:"name"`
+	Options          RawJSON   `db:"options"`
+	URL              string    `db:"url"`
+	EndpointID       string    `db:"endpoint_id"`
+	EndpointState    string    `db:"state"`
+}
+
+// Target loads what delivery id needs for an attempt.
+func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
+	var t Target
+	err := s.db.GetContext(ctx, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
+			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
+			s.name, s.options, s.url, p.id AS endpoint_id, p.state
+		FROM deliveries d
+		JOIN events e ON e.id = d.event_id
+		JOIN subscriptions s ON s.id = d.subscription_id
+		JOIN endpoints p ON p.id = d.endpoint_id
+		WHERE d.id = $1`, deliveryID)
+	if err != nil {
+		return Target{}, notFound(err, "delivery", deliveryID)
+	}
+	return t, nil
+}
+
+// Attempt is one HTTP request made for a delivery.
+type Attempt struct {
+	DeliveryID      string    `db:"delivery_id" json:"-"`
+	Attempt         int       `db:"attempt" json:"attempt"`
+	ScheduledAt     time.Time `db:"scheduled_at" json:"scheduled_at"`
+	StartedAt       time.Time `db:"started_at" json:"started_at"`
+	DurationMs      float64   `db:"duration_ms" json:"duration_ms"`
+	StatusCode      int       `db:"status_code" json:"status_code"`
+	ErrorKind       string    `db:"error_kind" json:"error_kind,omitempty"`
+	ErrorMessage    string    `db:"error_message" json:"error,omitempty"`
+	ResponseBody    string    `db:"response_body" json:"response_body,omitempty"`
+	ResponseHeaders RawJSON   `db:"response_headers" json:"response_headers,omitempty"`
+	Success         bool      `db:"success" json:"success"`
+}
+
+// Counters are an endpoint's health counters after an attempt was counted.
+type Counters struct {
+	EndpointID          string     `db:"id" json:"endpoint_id"`
+	State               string     `db:"state" json:"state"`
+	Attempts            int64      `db:"attempts" json:"attempts"`
+	Failures            int64      `db:"failures" json:"failures"`
+	ConsecutiveFailures int64      `db:"consecutive_failures" json:"consecutive_failures"`
+	LastSuccessAt       *time.Time `db:"last_success_at" json:"last_success_at,omitempty"`
+}
+
+// RecordAttempt stores a and counts it against the endpoint (totals,
+// consecutive failures and the per-minute bucket of the sliding window), in one
+// transaction, and returns the endpoint's counters. Recording the same attempt
+// twice (an activity retried after a crash) counts it once.
+func (s *Store) RecordAttempt(ctx context.Context, endpointID string, a Attempt) (Counters, error) {
+	if len(a.ResponseHeaders) == 0 {
+		a.ResponseHeaders = RawJSON("{}")
+	}
+	var c Counters
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.NamedExecContext(ctx, `INSERT INTO attempts (delivery_id, attempt, scheduled_at,
+				started_at, duration_ms, status_code, error_kind, error_message, response_body,
+				response_headers, success)
+			VALUES (:delivery_id, :attempt, :scheduled_at, :started_at, :duration_ms, :status_code,
+				:error_kind, :error_message, :response_body, :response_headers, :success)
+			ON CONFLICT (delivery_id, attempt) DO NOTHING`, a)
+		if err != nil {
+			return fmt.Errorf("store: insert attempt: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return tx.GetContext(ctx, &c, `SELECT id, state, attempts, failures, consecutive_failures,
+				last_success_at FROM endpoints WHERE id = $1`, endpointID)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET attempts = GREATEST(attempts, $2),
+				updated_at = now() WHERE id = $1`, a.DeliveryID, a.Attempt+1); err != nil {
+			return fmt.Errorf("store: count delivery attempt: %w", err)
+		}
+		c, err = countAttempt(ctx, tx, endpointID, a)
+		return err
+	})
+	return c, err
+}
+
+func countAttempt(ctx context.Context, tx *sqlx.Tx, endpointID string, a Attempt) (Counters, error) {
+	fail := 0
+	if !a.Success {
+		fail = 1
+	}
+	at := a.StartedAt.Add(time.Duration(a.DurationMs * float64(time.Millisecond)))
+	if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_buckets (endpoint_id, bucket_start, attempts, failures)
+		VALUES ($1, date_trunc('minute', $2::timestamptz), 1, $3)
+		ON CONFLICT (endpoint_id, bucket_start) DO UPDATE SET
+			attempts = endpoint_buckets.attempts + 1, failures = endpoint_buckets.failures + $3`,
+		endpointID, at, fail); err != nil {
+		return Counters{}, fmt.Errorf("store: count bucket: %w", err)
+	}
+	var c Counters
+	err := tx.GetContext(ctx, &c, `UPDATE endpoints SET
+			attempts = attempts + 1,
+			failures = failures + $2,
+			consecutive_failures = CASE WHEN $2 = 1 THEN consecutive_failures + 1 ELSE 0 END,
+			last_success_at = CASE WHEN $2 = 0 THEN GREATEST(last_success_at, $3) ELSE last_success_at END,
+			last_failure_at = CASE WHEN $2 = 1 THEN GREATEST(last_failure_at, $3) ELSE last_failure_at END,
+			updated_at = now()
+		WHERE id = $1
+		RETURNING id, state, attempts, failures, consecutive_failures, last_success_at`,
+		endpointID, fail, at)
+	if err != nil {
+		return Counters{}, fmt.Errorf("store: count endpoint: %w", err)
+	}
+	return c, nil
+}
+
+// Attempts lists a delivery's attempts in order.
+func (s *Store) Attempts(ctx context.Context, deliveryID string) ([]Attempt, error) {
+	as := []Attempt{}
+	err := s.db.SelectContext(ctx, &as, `SELECT delivery_id, attempt, scheduled_at, started_at,
+		duration_ms, status_code, error_kind, error_message, response_body, response_headers, success
+		FROM attempts WHERE delivery_id = $1 ORDER BY attempt`, deliveryID)
+	if err != nil {
+		return nil, fmt.Errorf("store: attempts: %w", err)
+	}
+	return as, nil
+}

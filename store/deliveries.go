@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Final statuses of a delivery; the others (pending, retrying, waiting) mean
+// it is still in flight.
+const (
+	StatusDelivered    = "delivered"
+	StatusDeadLettered = "dead_lettered"
+	StatusDropped      = "dropped"
+	StatusQueued       = "queued"
+)
+
+// IsFinal reports whether status ends a delivery.
+func IsFinal(status string) bool {
+	switch status {
+	case StatusDelivered, StatusDeadLettered, StatusDropped, StatusQueued:
+		return true
+	}
+	return false
+}
+
+// SetInFlight records an in-flight status (retrying, waiting) and when the
+// next attempt is due.
+func (s *Store) SetInFlight(ctx context.Context, id, status string, next *time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = $2, next_attempt_at = $3,
+		updated_at = now() WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued')`,
+		id, status, next)
+	if err != nil {
+		return fmt.Errorf("store: set delivery status: %w", err)
+	}
+	return nil
+}
+
+// Finish is how a delivery ended.
+type Finish struct {
+	DeliveryID string
+	Status     string // delivered, dead_lettered, dropped or queued
+	Reason     string
+	LastStatus int
+	LastError  string
+}
+
+// FinishDelivery records a delivery's final status. A dead-lettered one gets a
+// dead letter; a queued one deactivates its subscription (POLICIES.md §sap).
+// Calling it again for a finished delivery changes nothing. It returns the
+// dead letter's id, if one was made.
+func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
+	var dlID string
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var d Delivery
+		err := tx.GetContext(ctx, &d, `UPDATE deliveries SET status = $2, final_reason = $3,
+				next_attempt_at = NULL, finished_at = now(), updated_at = now()
+			WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued')
+			RETURNING `+deliveryCols, f.DeliveryID, f.Status, f.Reason)
+		if err != nil {
+			return notFound(err, "unfinished delivery", f.DeliveryID)
+		}
+		switch f.Status {
+		case StatusDeadLettered:
+			dlID, err = insertDeadLetter(ctx, tx, d, f)
+			return err
+		case StatusQueued:
+			return deactivate(ctx, tx, d.SubscriptionID)
+		}
+		return nil
+	})
+	if err != nil && isNotFound(err) {
+		return "", nil // already finished: idempotent
+	}
+	return dlID, err
+}
+
+func insertDeadLetter(ctx context.Context, tx *sqlx.Tx, d Delivery, f Finish) (string, error) {
+	id := NewID("dl")
+	_, err := tx.ExecContext(ctx, `INSERT INTO dead_letters (id, account_id, delivery_id, event_id,
+			subscription_id, endpoint_id, reason, last_status_code, last_error, attempts)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		id, d.AccountID, d.ID, d.EventID, d.SubscriptionID, d.EndpointID, f.Reason,
+		f.LastStatus, f.LastError, d.Attempts)
+	if err != nil {
+		return "", fmt.Errorf("store: insert dead letter: %w", err)
+	}
+	return id, nil
+}
+
+func deactivate(ctx context.Context, tx *sqlx.Tx, subscriptionID string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE subscriptions SET active = false, updated_at = now()
+		WHERE id = $1`, subscriptionID)
+	if err != nil {
+		return fmt.Errorf("store: deactivate subscription: %w", err)
+	}
+	return nil
+}
+
+// GetDelivery returns the account's delivery with this id.
+func (s *Store) GetDelivery(ctx context.Context, account, id string) (Delivery, error) {
+	var d Delivery
+	err := s.db.GetContext(ctx, &d, `SELECT `+deliveryCols+` FROM deliveries
+		WHERE id = $1 AND account_id = $2`, id, account)
+	if err != nil {
+		return Delivery{}, notFound(err, "delivery", id)
+	}
+	return d, nil
+}
+
+// FollowUp creates a fresh delivery of prev's event to prev's subscription,
+// linked to prev (a redrive or a manual retry). prev must be finished.
+func (s *Store) FollowUp(ctx context.Context, prev Delivery) (Delivery, error) {
+	if !IsFinal(prev.Status) {
+		return Delivery{}, fmt.Errorf("delivery %s is still %s: %w", prev.ID, prev.Status, ErrConflict)
+	}
+	d := Delivery{
+		ID: NewID("dlv"), AccountID: prev.AccountID, EventID: prev.EventID,
+		SubscriptionID: prev.SubscriptionID, EndpointID: prev.EndpointID, EventType: prev.EventType,
+		Policy: prev.Policy, Status: "pending", PreviousID: &prev.ID,
+	}
+	d.WorkflowID = "delivery/" + prev.EventID + "/" + prev.SubscriptionID + "/" + d.ID
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := insertDelivery(ctx, tx, &d); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE dead_letters SET redriven_at = now(),
+			redrive_delivery_id = $2 WHERE delivery_id = $1`, prev.ID, d.ID)
+		return err
+	})
+	return d, err
+}
+
+// EventDetail is an event with each of its deliveries and their attempts.
+type EventDetail struct {
+	Event      Event            `json:"event"`
+	Deliveries []DeliveryDetail `json:"deliveries"`
+}
+
+// DeliveryDetail is a delivery with its attempts.
+type DeliveryDetail struct {
+	Delivery
+	AttemptList []Attempt `json:"attempt_list"`
+}
+
+// GetEvent returns the account's event (by the id it was published with) and
+// its deliveries.
+func (s *Store) GetEvent(ctx context.Context, account, externalID string) (EventDetail, error) {
+	var out EventDetail
+	err := s.db.GetContext(ctx, &out.Event, `SELECT `+eventCols+` FROM events
+		WHERE account_id = $1 AND external_id = $2`, account, externalID)
+	if err != nil {
+		return out, notFound(err, "event", externalID)
+	}
+	var ds []Delivery
+	if err := s.db.SelectContext(ctx, &ds, `SELECT `+deliveryCols+` FROM deliveries
+		WHERE event_id = $1 ORDER BY created_at, id`, out.Event.ID); err != nil {
+		return out, fmt.Errorf("store: event deliveries: %w", err)
+	}
+	out.Deliveries = make([]DeliveryDetail, 0, len(ds))
+	for _, d := range ds {
+		as, err := s.Attempts(ctx, d.ID)
+		if err != nil {
+			return out, err
+		}
+		out.Deliveries = append(out.Deliveries, DeliveryDetail{Delivery: d, AttemptList: as})
+	}
+	return out, nil
+}

@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Event is one published event; its body stays here, workflows carry its id.
+type Event struct {
+	ID         string    `db:"id" json:"-"`
+	AccountID  string    `db:"account_id" json:"-"`
+	ExternalID string    `db:"external_id" json:"id"`
+	Type       string    `db:"type" json:"type"`
+	Subject    string    `db:"subject" json:"subject,omitempty"`
+	Data       RawJSON   `db:"data" json:"data"`
+	OccurredAt time.Time `db:"occurred_at" json:"time"`
+	CreatedAt  time.Time `db:"created_at" json:"created_at"`
+}
+
+// Delivery is one event on its way to one subscription.
+type Delivery struct {
+	ID             string     `db:"id" json:"id"`
+	AccountID      string     `db:"account_id" json:"-"`
+	EventID        string     `db:"event_id" json:"-"`
+	SubscriptionID string     `db:"subscription_id" json:"subscription_id"`
+	EndpointID     string     `db:"endpoint_id" json:"endpoint_id"`
+	EventType      string     `db:"event_type" json:"event_type"`
+	Policy         string     `db:"policy" json:"policy"`
+	Status         string     `db:"status" json:"status"`
+	Attempts       int        `db:"attempts" json:"attempts"`
+	WorkflowID     string     `db:"workflow_id" json:"workflow_id"`
+	Started        bool       `db:"started" json:"-"`
+	PreviousID     *string    `db:"previous_id" json:"previous_id,omitempty"`
+	NextAttemptAt  *time.Time `db:"next_attempt_at" json:"next_attempt_at,omitempty"`
+	FinalReason    string     `db:"final_reason" json:"final_reason,omitempty"`
+	CreatedAt      time.Time  `db:"created_at" json:"created_at"`
+	UpdatedAt      time.Time  `db:"updated_at" json:"updated_at"`
+	FinishedAt     *time.Time `db:"finished_at" json:"finished_at,omitempty"`
+}
+
+const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
+	attempts, workflow_id, started, previous_id, next_attempt_at, final_reason,
+	created_at, updated_at, finished_at`
+
+// PublishResult is what Publish stored, or found stored before.
+type PublishResult struct {
+	Event      Event
+	Deliveries []Delivery
+	// Duplicate is true when the event id had been published before; the
+	// deliveries are then the ones made the first time.
+	Duplicate bool
+}
+
+// Publish stores ev and one delivery per matching subscription, in one
+// transaction. An event id published before returns the first publication.
+// Deliveries to inactive subscriptions, or of accounts in queue mode, are
+// queued at once (POLICIES.md §sap).
+func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
+	if ev.ID == "" {
+		ev.ID = NewID("evt")
+	}
+	if ev.ExternalID == "" {
+		ev.ExternalID = ev.ID
+	}
+	var res PublishResult
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := tx.QueryRowxContext(ctx, `INSERT INTO events
+			(id, account_id, external_id, type, subject, data, occurred_at)
+			VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, now()))
+			ON CONFLICT (account_id, external_id) DO NOTHING
+			RETURNING occurred_at, created_at`,
+			ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data, nullTime(ev.OccurredAt),
+		).Scan(&ev.OccurredAt, &ev.CreatedAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			res.Duplicate = true
+			return loadPublished(ctx, tx, ev.AccountID, ev.ExternalID, &res)
+		}
+		if err != nil {
+			return fmt.Errorf("store: insert event: %w", err)
+		}
+		res.Event = ev
+		res.Deliveries, err = fanOut(ctx, tx, ev)
+		return err
+	})
+	return res, err
+}
+
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// fanOut inserts one delivery per subscription matching ev's type.
+func fanOut(ctx context.Context, tx *sqlx.Tx, ev Event) ([]Delivery, error) {
+	var targets []struct {
+		ID         string `db:"id"`
+		EndpointID string `db:"endpoint_id"`
+		Policy     string `db:"policy"`
+		Queue      bool   `db:"queue"`
+	}
+	err := tx.SelectContext(ctx, &targets, `SELECT s.id, s.endpoint_id, s.policy,
+			(NOT s.active OR a.mode = 'queue') AS queue
+		FROM subscriptions s JOIN accounts a ON a.id = s.account_id
+		WHERE s.account_id = $1 AND s.deleted_at IS NULL
+		  AND (cardinality(s.event_types) = 0 OR $2 = ANY(s.event_types) OR '*' = ANY(s.event_types))
+		ORDER BY s.created_at, s.id`, ev.AccountID, ev.Type)
+	if err != nil {
+		return nil, fmt.Errorf("store: match subscriptions: %w", err)
+	}
+	out := make([]Delivery, 0, len(targets))
+	for _, t := range targets {
+		d := Delivery{
+			ID: NewID("dlv"), AccountID: ev.AccountID, EventID: ev.ID,
+			SubscriptionID: t.ID, EndpointID: t.EndpointID, EventType: ev.Type, Policy: t.Policy, Status: "pending",
+		}
+		d.WorkflowID = "delivery/" + ev.ID + "/" + t.ID
+		if t.Queue {
+			d.Status, d.Started, d.FinalReason = "queued", true, "subscription inactive or account in queue mode"
+		}
+		if err := insertDelivery(ctx, tx, &d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func insertDelivery(ctx context.Context, tx *sqlx.Tx, d *Delivery) error {
+	err := tx.QueryRowxContext(ctx, `INSERT INTO deliveries
+		(id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
+			workflow_id, started, previous_id, final_reason)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		RETURNING created_at, updated_at`,
+		d.ID, d.AccountID, d.EventID, d.SubscriptionID, d.EndpointID, d.EventType, d.Policy, d.Status,
+		d.WorkflowID, d.Started, d.PreviousID, d.FinalReason,
+	).Scan(&d.CreatedAt, &d.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("store: insert delivery: %w", err)
+	}
+	return nil
+}
+
+func loadPublished(ctx context.Context, tx *sqlx.Tx, account, externalID string, res *PublishResult) error {
+	err := tx.GetContext(ctx, &res.Event, `SELECT `+eventCols+` FROM events
+		WHERE account_id = $1 AND external_id = $2`, account, externalID)
+	if err != nil {
+		return notFound(err, "event", externalID)
+	}
+	res.Deliveries = []Delivery{}
+	err = tx.SelectContext(ctx, &res.Deliveries, `SELECT `+deliveryCols+` FROM deliveries
+		WHERE event_id = $1 AND previous_id IS NULL ORDER BY created_at, id`, res.Event.ID)
+	if err != nil {
+		return fmt.Errorf("store: load deliveries: %w", err)
+	}
+	return nil
+}
+
+const eventCols = `id, account_id, external_id, type, subject, data, occurred_at, created_at`
+
+// MarkStarted records that the workflows of these deliveries were started.
+func (s *Store) MarkStarted(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	q, args, err := sqlx.In(`UPDATE deliveries SET started = true WHERE id IN (?)`, ids)
+	if err != nil {
+		return fmt.Errorf("store: mark started: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, s.db.Rebind(q), args...); err != nil {
+		return fmt.Errorf("store: mark started: %w", err)
+	}
+	return nil
+}
+
+// UnstartedDeliveries returns deliveries whose workflow was never recorded as
+// started and that are older than age: the outbox a sweeper restarts.
+func (s *Store) UnstartedDeliveries(ctx context.Context, age time.Duration, limit int) ([]Delivery, error) {
+	ds := []Delivery{}
+	err := s.db.SelectContext(ctx, &ds, `SELECT `+deliveryCols+` FROM deliveries
+		WHERE NOT started AND created_at < now() - $1 * interval '1 millisecond'
+		ORDER BY created_at LIMIT $2`, age.Milliseconds(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: unstarted deliveries: %w", err)
+	}
+	return ds, nil
+}

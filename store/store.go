@@ -1,0 +1,106 @@
+// Package store keeps hookrelay's state in PostgreSQL: accounts, endpoints,
+// subscriptions, events (with their bodies), deliveries, attempts and dead
+// letters. Workflows never call it; activities and the API do.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // PostgreSQL driver
+
+	"github.com/hookrelay/hookrelay/migrations"
+)
+
+// DefaultAccount is the account the /v1 API acts as when no credentials are
+// given.
+const DefaultAccount = "acct_default"
+
+var (
+	// ErrNotFound is returned when a row does not exist (or belongs to
+	// another account).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is returned when a change contradicts the current state.
+	ErrConflict = errors.New("conflict")
+)
+
+// Store is the PostgreSQL-backed store.
+type Store struct {
+	db *sqlx.DB
+}
+
+// Open connects to PostgreSQL at url and checks the connection.
+func Open(ctx context.Context, url string) (*Store, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	db.SetMaxOpenConns(40)
+	db.SetMaxIdleConns(40)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Migrate applies the schema migrations.
+func (s *Store) Migrate(ctx context.Context) error {
+	return migrations.Up(ctx, s.db.DB)
+}
+
+// Ping checks that PostgreSQL answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the pool to tests and benchmarks that check stored rows.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// NewID returns a random id with the given prefix, e.g. "sub_3f9a...".
+func NewID(prefix string) string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("store: crypto/rand: %v", err))
+	}
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// notFound turns sql.ErrNoRows into ErrNotFound, naming what was missing.
+func notFound(err error, what, id string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s %q: %w", what, id, ErrNotFound)
+	}
+	return fmt.Errorf("store: %s %q: %w", what, id, err)
+}
+
+func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// RawJSON is a JSON document kept as it was given (a JSONB column).
+type RawJSON []byte
+
+// Scan implements sql.Scanner.
+func (j *RawJSON) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*j = nil
+	case []byte:
+		*j = append((*j)[:0], v...)
+	case string:
+		*j = RawJSON(v)
+	default:
+		return fmt.Errorf("store: cannot scan %T into RawJSON", src)
+	}
+	return nil
+}
+
+// Value implements driver.Valuer.
+func (j RawJSON) Value() (driver.Value, error) {
+	if len(j) == 0 {
+		return "null", nil
+	}
+	return string(j), nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (j RawJSON) MarshalJSON() ([]byte, error) {
+	if len(j) == 0 {
+		return []byte("null"), nil
+	}
+	return j, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (j *RawJSON) UnmarshalJSON(b []byte) error {
+	*j = append((*j)[:0], b...)
+	return nil
+}
+
+// Subscription sends events of some types to one URL under one policy.
+type Subscription struct {
+	ID          string         `db:"id" json:"id"`
+	AccountID   string         `db:"account_id" json:"account_id"`
+	EndpointID  string         `db:"endpoint_id" json:"endpoint_id"`
+	Name        *string        `db:"name" json:"name,omitempty"`
+	URL         string         `db:"url" json:"url"`
+	EventTypes  pq.StringArray `db:"event_types" json:"event_types"`
+	Policy      string         `db:"policy" json:"policy"`
+	RetryPolicy RawJSON        `db:"retry_policy" json:"retry_policy"`
+	Active      bool           `db:"active" json:"active"`
+	Options     RawJSON        `db:"options" json:"options,omitempty"`
+	CreatedAt   time.Time      `db:"created_at" json:"created_at"`
+	UpdatedAt   time.Time      `db:"updated_at" json:"updated_at"`
+}
+
+const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy,
+	retry_policy, active, options, created_at, updated_at`
+
+// CreateSubscription stores sub, creating its endpoint (one per URL within
+// the account) if needed. It fills in ID, EndpointID and the times.
+func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error {
+	if sub.ID == "" {
+		sub.ID = NewID("sub")
+	}
+	if len(sub.RetryPolicy) == 0 {
+		sub.RetryPolicy = RawJSON("{}")
+	}
+	if len(sub.Options) == 0 {
+		sub.Options = RawJSON("{}")
+	}
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
+		if err != nil {
+			return err
+		}
+		sub.EndpointID = epID
+		err = tx.QueryRowxContext(ctx, `INSERT INTO subscriptions
+			(id, account_id, endpoint_id, name, url, event_types, policy, retry_policy, active, options)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			RETURNING created_at, updated_at`,
+			sub.ID, sub.AccountID, sub.EndpointID, sub.Name, sub.URL, sub.EventTypes,
+			sub.Policy, sub.RetryPolicy, sub.Active, sub.Options,
+		).Scan(&sub.CreatedAt, &sub.UpdatedAt)
+		return uniqueConflict(err, "subscription")
+	})
+}
+
+func upsertEndpoint(ctx context.Context, tx *sqlx.Tx, account, url string) (string, error) {
+	var id string
+	err := tx.QueryRowxContext(ctx, `INSERT INTO endpoints (id, account_id, url)
+		VALUES ($1, $2, $3)
+		ON CONFLICT (account_id, url) DO UPDATE SET updated_at = endpoints.updated_at
+		RETURNING id`, NewID("ep"), account, url).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("store: upsert endpoint: %w", err)
+	}
+	return id, nil
+}
+
+// GetSubscription returns the account's subscription with this id.
+func (s *Store) GetSubscription(ctx context.Context, account, id string) (Subscription, error) {
+	var sub Subscription
+	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+` FROM subscriptions
+		WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL`, id, account)
+	if err != nil {
+		return Subscription{}, notFound(err, "subscription", id)
+	}
+	return sub, nil
+}
+
+// ListSubscriptions returns the account's subscriptions, oldest first.
+func (s *Store) ListSubscriptions(ctx context.Context, account string) ([]Subscription, error) {
+	subs := []Subscription{}
+	err := s.db.SelectContext(ctx, &subs, `SELECT `+subscriptionCols+` FROM subscriptions
+		WHERE account_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, account)
+	if err != nil {
+		return nil, fmt.Errorf("store: list subscriptions: %w", err)
+	}
+	return subs, nil
+}
+
+// uniqueConflict maps a unique violation to ErrConflict.
+func uniqueConflict(err error, what string) error {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "23505" {
+		return fmt.Errorf("%s already exists: %w", what, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	return nil
+}

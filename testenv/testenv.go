@@ -1,0 +1,165 @@
+// Package testenv gives integration tests the real servers hookrelay runs on:
+// one PostgreSQL cluster and one Temporal dev server per test binary, started
+// on first use and stopped by Main, and a fresh database per test.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/hookrelay/hookrelay/devenv"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+var (
+	mu       sync.Mutex
+	pg       *devenv.Postgres
+	pgDir    string
+	temporal *devenv.Temporal
+	dbSeq    atomic.Int64
+)
+
+// Main runs the tests of a package and then stops the servers they started.
+// Call it from TestMain: os.Exit(testenv.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	if temporal != nil {
+		_ = temporal.Stop()
+	}
+	if pg != nil {
+		_ = pg.Stop()
+		_ = os.RemoveAll(pgDir)
+	}
+	return code
+}
+
+// Logger is the logger tests hand to the code under test: quiet unless
+// HOOKRELAY_TEST_LOG is set.
+func Logger() *slog.Logger {
+	if os.Getenv("HOOKRELAY_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// skipOrFail skips the test when a server cannot be started, unless
+// HOOKRELAY_REQUIRE_SERVERS=1 (as in `make test` and CI), where it fails.
+func skipOrFail(t testing.TB, what string, err error) {
+	t.Helper()
+	if os.Getenv("HOOKRELAY_REQUIRE_SERVERS") == "1" {
+		t.Fatalf("testenv: %s: %v", what, err)
+	}
+	t.Skipf("testenv: %s unavailable (set HOOKRELAY_REQUIRE_SERVERS=1 to fail instead): %v", what, err)
+}
+
+// DatabaseURL starts the shared cluster if needed and returns the URL of a
+// new, empty database for this test.
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if pg == nil {
+		dir, err := os.MkdirTemp("", "hookrelay-pg-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{DataDir: dir}, Logger())
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			skipOrFail(t, "postgres", err)
+		}
+		pg, pgDir = p, dir
+	}
+	name := fmt.Sprintf("t_%d_%d_%s", os.Getpid(), dbSeq.Add(1), sanitize(t.Name()))
+	url, err := pg.CreateDatabase(ctx, name)
+	if err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	return url
+}
+
+func sanitize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if len(s) > 30 {
+		s = s[:30]
+	}
+	return s
+}
+
+// Store opens a migrated store on a fresh database, closed when the test ends.
+func Store(t testing.TB) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TemporalServer starts the shared dev server (headless, in memory, with
+// hookrelay's search attributes) if needed.
+func TemporalServer(t testing.TB) *devenv.Temporal {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if temporal == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		port, err := devenv.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp, err := devenv.StartTemporal(ctx, devenv.TemporalConfig{
+			Port: port, Headless: true, SearchAttributes: workflows.SearchAttributes(),
+		}, Logger())
+		if err != nil {
+			skipOrFail(t, "temporal", err)
+		}
+		temporal = tmp
+	}
+	return temporal
+}
+
+// Client dials the shared dev server; the client is closed when the test ends.
+func Client(t testing.TB) client.Client {
+	t.Helper()
+	srv := TemporalServer(t)
+	c, err := client.Dial(client.Options{
+		HostPort: srv.Address, Namespace: srv.Namespace,
+		Logger: sdklog.NewStructuredLogger(Logger()),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}

@@ -1,0 +1,72 @@
+// Package worker runs hookrelay's Temporal workers: the workflows and their
+// bookkeeping on one task queue, first attempts and retries on two more, and
+// the sweeper that starts any stored delivery whose workflow was never started.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// Options tune the workers.
+type Options struct {
+	// HTTPConcurrency bounds the attempts in flight on each delivery queue.
+	HTTPConcurrency int
+	// SweepInterval is how often unstarted deliveries are looked for; zero
+	// turns the sweeper off.
+	SweepInterval time.Duration
+}
+
+// DefaultOptions are the options `hookrelay worker` runs with.
+func DefaultOptions() Options {
+	return Options{HTTPConcurrency: 200, SweepInterval: 10 * time.Second}
+}
+
+// Register puts every workflow and activity on the workers that serve them.
+func Register(main, deliveries, retries sdkworker.Registry, acts *activities.Activities) {
+	main.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
+	main.RegisterActivity(acts)
+	deliver := activity.RegisterOptions{Name: "Deliver"}
+	deliveries.RegisterActivityWithOptions(acts.Deliver, deliver)
+	retries.RegisterActivityWithOptions(acts.Deliver, deliver)
+}
+
+// Run serves the task queues until ctx ends.
+func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) error {
+	acts := activities.New(st, logger)
+	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
+	httpOpts := sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: opts.HTTPConcurrency,
+		DisableWorkflowWorker:              true,
+	}
+	deliveries := sdkworker.New(c, workflows.DeliveriesQueue, httpOpts)
+	retries := sdkworker.New(c, workflows.RetriesQueue, httpOpts)
+	Register(main, deliveries, retries, acts)
+	for _, w := range []sdkworker.Worker{main, deliveries, retries} {
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("worker: start: %w", err)
+		}
+		defer w.Stop()
+	}
+	logger.InfoContext(ctx, "worker_started", "task_queues",
+		[]string{workflows.TaskQueue, workflows.DeliveriesQueue, workflows.RetriesQueue})
+	if opts.SweepInterval > 0 {
+		s := &starter.Starter{Store: st, Temporal: c, Logger: logger}
+		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
+	}
+	<-ctx.Done()
+	logger.Info("worker_stopping")
+	return nil
+}

@@ -1,0 +1,200 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// Signals a waiting Delivery understands: the endpoint was re-enabled, or the
+// endpoint workflow chose this delivery as its probe.
+const (
+	SignalRelease = "release"
+	SignalProbe   = "probe"
+)
+
+// DeliveryInput is the input of the Delivery workflow. The event itself stays
+// in PostgreSQL; the workflow carries ids and its resolved policy.
+type DeliveryInput struct {
+	DeliveryID     string
+	SubscriptionID string
+	EndpointID     string
+	EventType      string
+	URL            string
+	Policy         policies.Policy
+}
+
+// DeliveryResult is how a Delivery ended.
+type DeliveryResult struct {
+	Status       string
+	Attempts     int
+	Reason       string
+	DeadLetterID string
+}
+
+// a is used only to name activity methods; the worker registers the real one.
+var a *activities.Activities
+
+// Delivery delivers one event to one subscription under its policy: one
+// activity execution per attempt, durable timers between attempts, until it is
+// delivered, dead-lettered, dropped or queued.
+func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
+	d := &delivery{ctx: ctx, in: in, seed: policies.Seed(in.DeliveryID)}
+	return d.run()
+}
+
+type delivery struct {
+	ctx  workflow.Context
+	in   DeliveryInput
+	seed uint64
+	pr   policies.Progress
+	last activities.DeliverResult
+}
+
+func (d *delivery) run() (DeliveryResult, error) {
+	d.pr.FirstAttemptAt = workflow.Now(d.ctx)
+	scheduled := d.pr.FirstAttemptAt
+	probe := false
+	for {
+		res := d.attempt(scheduled, probe)
+		if res.Skipped {
+			var ok bool
+			if probe, ok = d.waitForEndpoint(); !ok {
+				return d.finish(d.in.Policy.FinalStatus(), string(policies.TTLExceeded))
+			}
+			scheduled = workflow.Now(d.ctx)
+			continue
+		}
+		probe = false
+		d.last = res
+		d.pr.Attempts++
+		now := workflow.Now(d.ctx)
+		switch d.in.Policy.Classify(res.StatusCode) {
+		case policies.Delivered:
+			return d.finish("delivered", "")
+		case policies.Undeliverable:
+			return d.finish(d.undeliverableStatus(), fmt.Sprintf("Undeliverable: HTTP %d", res.StatusCode))
+		}
+		if d.pr.FirstFailureAt.IsZero() {
+			d.pr.FirstFailureAt = now
+		}
+		d.pr.LastFailureAt = now
+		due, stop := d.in.Policy.Next(d.pr, d.seed)
+		if stop != policies.NoStop {
+			return d.finish(d.in.Policy.FinalStatus(), string(stop))
+		}
+		d.setStatus("retrying", &due)
+		if err := workflow.NewTimer(d.ctx, due.Sub(now)).Get(d.ctx, nil); err != nil {
+			return DeliveryResult{}, err
+		}
+		scheduled = due
+	}
+}
+
+// attempt runs the Deliver activity once: the first attempt on the deliveries
+// queue, retries on the retries queue, never retried by Temporal itself.
+func (d *delivery) attempt(scheduled time.Time, probe bool) activities.DeliverResult {
+	queue := DeliveriesQueue
+	if d.pr.Attempts > 0 {
+		queue = RetriesQueue
+	}
+	ctx := workflow.WithActivityOptions(d.ctx, workflow.ActivityOptions{
+		TaskQueue:           queue,
+		StartToCloseTimeout: d.in.Policy.Timeout + 15*time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	in := activities.DeliverInput{
+		DeliveryID: d.in.DeliveryID, Attempt: d.pr.Attempts, ScheduledAt: scheduled,
+		Timeout: d.in.Policy.Timeout, Probe: probe, Success: d.in.Policy.SuccessCodes,
+	}
+	var res activities.DeliverResult
+	if err := workflow.ExecuteActivity(ctx, a.Deliver, in).Get(ctx, &res); err != nil {
+		// hookrelay itself failed during the attempt (a crashed worker, an
+		// unreachable database): it counts as a failed attempt.
+		workflow.GetLogger(d.ctx).Warn("attempt_failed_internally", "error", err)
+		return activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+	}
+	return res
+}
+
+// undeliverableStatus is where an event goes that can never succeed.
+func (d *delivery) undeliverableStatus() string {
+	if d.in.Policy.DeadLettering {
+		return "dead_lettered"
+	}
+	return "dropped"
+}
+
+// bookkeeping returns ctx for the idempotent bookkeeping activities, which
+// Temporal retries until they succeed.
+func (d *delivery) bookkeeping() workflow.Context {
+	return workflow.WithActivityOptions(d.ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+	})
+}
+
+func (d *delivery) setStatus(status string, next *time.Time) {
+	d.upsert(status)
+	in := activities.StatusInput{DeliveryID: d.in.DeliveryID, Status: status, NextAttemptAt: next}
+	if err := workflow.ExecuteActivity(d.bookkeeping(), a.SetStatus, in).Get(d.ctx, nil); err != nil {
+		workflow.GetLogger(d.ctx).Error("set_status_failed", "error", err)
+	}
+}
+
+func (d *delivery) upsert(status string) {
+	err := workflow.UpsertTypedSearchAttributes(d.ctx,
+		AttrDeliveryStatus.ValueSet(status), AttrAttempts.ValueSet(int64(d.pr.Attempts)))
+	if err != nil {
+		workflow.GetLogger(d.ctx).Error("upsert_search_attributes_failed", "error", err)
+	}
+}
+
+func (d *delivery) finish(status, reason string) (DeliveryResult, error) {
+	d.upsert(status)
+	in := activities.FinishInput{
+		DeliveryID: d.in.DeliveryID, Status: status, Reason: reason,
+		LastStatus: d.last.StatusCode, LastError: d.last.Error,
+	}
+	var res activities.FinishResult
+	if err := workflow.ExecuteActivity(d.bookkeeping(), a.Finish, in).Get(d.ctx, &res); err != nil {
+		return DeliveryResult{}, err
+	}
+	return DeliveryResult{Status: status, Attempts: d.pr.Attempts, Reason: reason, DeadLetterID: res.DeadLetterID}, nil
+}
+
+// waitForEndpoint parks the delivery while its endpoint is disabled or frozen,
+// until a release or probe signal comes or the policy's deadline passes. It
+// reports whether the next attempt is a probe, and false ok at the deadline.
+func (d *delivery) waitForEndpoint() (probe bool, ok bool) {
+	pr := d.pr
+	if pr.FirstFailureAt.IsZero() {
+		pr.FirstFailureAt = pr.FirstAttemptAt
+	}
+	deadline := d.in.Policy.Deadline(pr)
+	if !deadline.IsZero() && !deadline.After(workflow.Now(d.ctx)) {
+		return false, false
+	}
+	d.setStatus("waiting", nil)
+	ctx, cancel := workflow.WithCancel(d.ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalRelease), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		ok = true
+	})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalProbe), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		probe, ok = true, true
+	})
+	if !deadline.IsZero() {
+		sel.AddFuture(workflow.NewTimer(ctx, deadline.Sub(workflow.Now(ctx))), func(workflow.Future) {})
+	}
+	sel.Select(ctx)
+	return probe, ok
+}
