@@ -77,7 +77,8 @@ func TestNextMeasuresFromTheRightOrigin(t *testing.T) {
 
 // TestSeed: a delivery id always gives the same seed, different ids differ.
 func TestSeed(t *testing.T) {
-	if Seed("d-1") != Seed("d-1") || Seed("d-1") == Seed("d-2") {
+	a, b := "d-1", "d-1"
+	if Seed(a) != Seed(b) || Seed(a) == Seed("d-2") {
 		t.Errorf("Seed is not a stable hash of the delivery id")
 	}
 }

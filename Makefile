@@ -1,0 +1,32 @@
+# hookrelay: `make run` runs the whole service on its embedded default;
+# `make test` runs every test against real PostgreSQL and Temporal servers.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GO_TEST_FLAGS ?= -count=1 -timeout 30m
+
+.PHONY: run test bench lint build bootstrap fuzz clean
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+build:
+	go build -o bin/hookrelay ./cmd/hookrelay
+
+run: bootstrap build
+	./bin/hookrelay dev
+
+lint:
+	@test -z "$$(gofmt -l .)" || (echo "gofmt -l lists:"; gofmt -l .; exit 1)
+	go vet ./...
+	go run $(STATICCHECK) ./...
+
+test: bootstrap lint
+	HOOKRELAY_REQUIRE_SERVERS=1 go test $(GO_TEST_FLAGS) ./...
+
+bench: bootstrap
+	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./bench/
+
+fuzz:
+	go test -run '^$$' -fuzz FuzzParse -fuzztime 5m ./where/
+
+clean:
+	rm -rf bin .hookrelay
