@@ -1,0 +1,204 @@
+// Package bench measures hookrelay on the real servers it runs on. It holds
+// benchmarks only; `make bench` runs them, the tests do not.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/api"
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/worker"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// Events per run and publishers in parallel. The dev server starts about 100
+// workflows a second on 2 cores, so a few hundred events take seconds.
+const (
+	benchEvents      = 600
+	benchConcurrency = 16
+)
+
+// result is one run's figures.
+type result struct {
+	perSecond     float64
+	p50, p95, p99 time.Duration
+}
+
+func (r result) report(b *testing.B, name string) {
+	b.ReportMetric(r.perSecond, name+"_per_s")
+	b.ReportMetric(float64(r.p50.Microseconds())/1000, name+"_p50_ms")
+	b.ReportMetric(float64(r.p95.Microseconds())/1000, name+"_p95_ms")
+	b.ReportMetric(float64(r.p99.Microseconds())/1000, name+"_p99_ms")
+	b.Logf("%s: %.1f/s, latency p50 %v p95 %v p99 %v (%d events, %d publishers)",
+		name, r.perSecond, r.p50, r.p95, r.p99, benchEvents, benchConcurrency)
+}
+
+// summarize turns latencies and the run's wall time into a result.
+func summarize(lat []time.Duration, wall time.Duration) result {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
+	return result{perSecond: float64(len(lat)) / wall.Seconds(), p50: q(0.50), p95: q(0.95), p99: q(0.99)}
+}
+
+// BenchmarkDelivery publishes events through the real HTTP API to a real
+// receiver (first-attempt successes) and, in the same run on the same
+// Temporal dev server, starts as many bare workflows that each run one no-op
+// activity: the baseline. It reports throughput and latency of both and their
+// ratio.
+func BenchmarkDelivery(b *testing.B) {
+	st := testenv.Store(b)
+	c := testenv.Client(b)
+	for i := 0; i < b.N; i++ {
+		base := runBaseline(b, c)
+		hr := runHookrelay(b, st, c, i)
+		base.report(b, "baseline")
+		hr.report(b, "hookrelay")
+		b.ReportMetric(hr.perSecond/base.perSecond, "throughput_ratio")
+		b.ReportMetric(float64(hr.p50)/float64(base.p50), "p50_ratio")
+	}
+}
+
+// runHookrelay measures publish (HTTP request sent) to receipt (request
+// arrived at the receiver) for benchEvents events.
+func runHookrelay(b *testing.B, st *store.Store, c client.Client, run int) result {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = worker.Run(ctx, c, st, testenv.Logger(), worker.Options{HTTPConcurrency: 200}) }()
+	var mu sync.Mutex
+	received := map[string]time.Time{}
+	rcv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Webhook-Id")
+		mu.Lock()
+		received[id] = time.Now()
+		mu.Unlock()
+	})}
+	rcvURL := serve(b, rcv)
+	logger := testenv.Logger()
+	apiURL := serve(b, &http.Server{Handler: api.New(&api.Server{Store: st, Temporal: c, Logger: logger,
+		Starter: &starter.Starter{Store: st, Temporal: c, Logger: logger}})})
+	post(b, apiURL+"/v1/subscriptions", fmt.Sprintf(`{"url":%q,"event_types":["bench.%d"],"policy":"eventgrid"}`, rcvURL, run))
+	sent := make([]time.Time, benchEvents)
+	start := time.Now()
+	parallel(benchEvents, func(i int) {
+		sent[i] = time.Now()
+		post(b, apiURL+"/v1/events", fmt.Sprintf(`{"id":"r%d-e%d","type":"bench.%d","data":{"n":%d}}`, run, i, run, i))
+	})
+	waitUntil(b, func() bool { mu.Lock(); defer mu.Unlock(); return len(received) == benchEvents })
+	wall := time.Since(start)
+	lat := make([]time.Duration, benchEvents)
+	for i := range lat {
+		lat[i] = received[fmt.Sprintf("r%d-e%d", run, i)].Sub(sent[i])
+	}
+	return summarize(lat, wall)
+}
+
+// runBaseline measures workflow start to activity execution for a bare
+// workflow with one no-op activity, on the same server.
+func runBaseline(b *testing.B, c client.Client) result {
+	var mu sync.Mutex
+	ran := map[string]time.Time{}
+	noop := func(ctx context.Context) error {
+		mu.Lock()
+		ran[activity.GetInfo(ctx).WorkflowExecution.ID] = time.Now()
+		mu.Unlock()
+		return nil
+	}
+	wf := func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+		return workflow.ExecuteActivity(ctx, "Noop").Get(ctx, nil)
+	}
+	w := sdkworker.New(c, "bench-baseline", sdkworker.Options{MaxConcurrentActivityExecutionSize: 200})
+	w.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: "Baseline"})
+	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	prefix := fmt.Sprintf("baseline-%d-", time.Now().UnixNano())
+	sent := make([]time.Time, benchEvents)
+	start := time.Now()
+	parallel(benchEvents, func(i int) {
+		sent[i] = time.Now()
+		opts := client.StartWorkflowOptions{ID: fmt.Sprintf("%s%d", prefix, i), TaskQueue: "bench-baseline"}
+		if _, err := c.ExecuteWorkflow(context.Background(), opts, "Baseline"); err != nil {
+			b.Error(err)
+		}
+	})
+	waitUntil(b, func() bool { mu.Lock(); defer mu.Unlock(); return len(ran) == benchEvents })
+	wall := time.Since(start)
+	lat := make([]time.Duration, benchEvents)
+	for i := range lat {
+		lat[i] = ran[fmt.Sprintf("%s%d", prefix, i)].Sub(sent[i])
+	}
+	return summarize(lat, wall)
+}
+
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < benchConcurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func serve(b *testing.B, srv *http.Server) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+func post(b *testing.B, url, body string) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b.Errorf("POST %s: %s", url, resp.Status)
+	}
+}
+
+func waitUntil(b *testing.B, cond func() bool) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatal("benchmark did not finish in 5 minutes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
