@@ -49,12 +49,23 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// logTail returns the last n lines of the file at path, for error messages.
-func logTail(path string, n int) string {
-	data, err := os.ReadFile(path)
+// logSize returns the size of the file at path, 0 if it is missing.
+func logSize(path string) int64 {
+	fi, err := os.Stat(path)
 	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// logTail returns the last n lines written to the file at path after offset
+// from, for error messages.
+func logTail(path string, from int64, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < from {
 		return ""
 	}
+	data = data[from:]
 	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

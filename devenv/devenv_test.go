@@ -70,8 +70,7 @@ func openDB(t *testing.T, url string) *sql.DB {
 }
 
 func TestPostgres(t *testing.T) {
-	dataDir := pgDataDir(t)
-	pg := startPostgres(t, dataDir)
+	pg := startPostgres(t, pgDataDir(t))
 	want := "postgres://hookrelay@127.0.0.1:"
 	if !strings.HasPrefix(pg.URL, want) || !strings.HasSuffix(pg.URL, "/hookrelay?sslmode=disable") {
 		t.Errorf("URL = %q", pg.URL)
@@ -89,11 +88,23 @@ func TestPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openDB(t, url).ExecContext(t.Context(), "CREATE TABLE kept (id int)"); err != nil {
+	if err := openDB(t, url).PingContext(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pg.CreateDatabase(t.Context(), "isolated"); err == nil {
 		t.Error("CreateDatabase of an existing name succeeded")
+	}
+}
+
+func TestPostgresReuseAndRestart(t *testing.T) {
+	dataDir := pgDataDir(t)
+	pg := startPostgres(t, dataDir)
+	url, err := pg.CreateDatabase(t.Context(), "isolated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openDB(t, url).ExecContext(t.Context(), "CREATE TABLE kept (id int)"); err != nil {
+		t.Fatal(err)
 	}
 
 	// A second start on the same dir reuses the running server.
@@ -241,5 +252,26 @@ func TestTemporalDBFileKeepsData(t *testing.T) {
 	if tmp, err := StartTemporal(t.Context(), cfg, testLogger(t)); err == nil {
 		tmp.Stop()
 		t.Error("StartTemporal accepted a search attribute type clash")
+	}
+}
+
+func TestTemporalArgs(t *testing.T) {
+	cfg, err := temporalDefaults(TemporalConfig{
+		BinPath:          "/bin/true",
+		DBFile:           "/data/t.db",
+		Namespace:        "hookrelay",
+		SearchAttributes: map[string]string{"EndpointId": "Keyword", "Attempts": "Int"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(temporalArgs(cfg), " ")
+	want := "server start-dev --ip 127.0.0.1 --port 7233 --log-level warn" +
+		" --dynamic-config-value matching.numTaskqueueReadPartitions=1" +
+		" --dynamic-config-value matching.numTaskqueueWritePartitions=1" +
+		" --ui-port 8233 --db-filename /data/t.db --namespace hookrelay" +
+		" --search-attribute Attempts=Int --search-attribute EndpointId=Keyword"
+	if got != want {
+		t.Errorf("args:\n got %s\nwant %s", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package devenv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -191,8 +192,46 @@ func hasPGBins(dir string) bool {
 	return true
 }
 
+// postmasterAlive says whether pid is a live postgres process. Where /proc
+// exists it counts zombies (left when nothing reaps the daemonised server) and
+// recycled pids as dead; elsewhere it probes with signal 0.
+func postmasterAlive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, fs.ErrNotExist) && procMounted() {
+		return false
+	}
+	if err != nil {
+		err := syscall.Kill(pid, 0)
+		return err == nil || errors.Is(err, syscall.EPERM)
+	}
+	// The format is "pid (comm) state ...".
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open || end+2 >= len(stat) {
+		return false
+	}
+	comm := string(stat[open+1 : end])
+	return (comm == "postgres" || comm == "postmaster") && stat[end+2] != 'Z'
+}
+
+// procMounted says whether /proc lists processes.
+func procMounted() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+}
+
+// removeStalePID deletes the postmaster.pid of a server that is gone. The
+// server would remove it itself, unless the dead pid is a zombie or was
+// recycled, which it cannot tell from a live postmaster.
+func removeStalePID(dataDir string) error {
+	err := os.Remove(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove stale postmaster.pid: %w", err)
+	}
+	return nil
+}
+
 // postmasterPort returns the port of the server running on dataDir, or
-// ok=false when none is (no postmaster.pid, or its process is gone).
+// ok=false when none is. A postmaster.pid left by a dead server is removed.
 func postmasterPort(dataDir string) (port int, ok bool, err error) {
 	data, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -209,8 +248,8 @@ func postmasterPort(dataDir string) (port int, ok bool, err error) {
 	if err != nil || pid <= 0 {
 		return 0, false, nil
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return 0, false, nil
+	if !postmasterAlive(pid) {
+		return 0, false, removeStalePID(dataDir)
 	}
 	port, err = strconv.Atoi(strings.TrimSpace(lines[3]))
 	if err != nil {

@@ -51,9 +51,10 @@ type Postgres struct {
 	// LogPath is the server's log file.
 	LogPath string
 
-	runner  *pgRunner
-	dataDir string
-	started bool // false when an already running server was reused
+	runner   *pgRunner
+	dataDir  string
+	logStart int64 // size of the log before this start, for error messages
+	started  bool  // false when an already running server was reused
 }
 
 // StartPostgres initialises DataDir if it holds no cluster (initdb with trust
@@ -83,7 +84,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig, logger *slog.Logger)
 	}
 	p.URL = p.databaseURL(pgDatabase)
 	if err := p.ready(ctx); err != nil {
-		return nil, p.abort(fmt.Errorf("start postgres: %w (log: %s)\n%s", err, p.LogPath, logTail(p.LogPath, 10)))
+		return nil, p.abort(fmt.Errorf("start postgres: %w%s", err, p.logHint()))
 	}
 	if err := p.ensureDatabase(ctx, pgDatabase); err != nil {
 		return nil, p.abort(fmt.Errorf("start postgres: %w", err))
@@ -99,7 +100,7 @@ func (p *Postgres) startOrReuse(ctx context.Context, port int, logger *slog.Logg
 	}
 	if ok {
 		p.Port = running
-		logger.Info("postgres_reused", "data_dir", p.dataDir, "port", running)
+		logger.Info("postgres_reused", "data_dir", p.dataDir, "port", running, "requested_port", port)
 		return nil
 	}
 	if err := p.initdb(ctx, logger); err != nil {
@@ -140,14 +141,20 @@ func (p *Postgres) pgctlStart(ctx context.Context) error {
 	if n := len(p.dataDir) + len("/.s.PGSQL.") + 5; n > maxSocketPath {
 		return fmt.Errorf("data dir path %s is too long for a unix socket inside it (%d > %d bytes)", p.dataDir, n, maxSocketPath)
 	}
+	p.logStart = logSize(p.LogPath)
 	opts := fmt.Sprintf("-h 127.0.0.1 -p %d -k %s", p.Port, shellQuote(p.dataDir))
 	timeout := strconv.Itoa(int(pgStartTimeout.Seconds()))
 	err := p.runner.run(ctx, p.dataDir, "pg_ctl", "start", "-w", "-t", timeout,
 		"-D", p.dataDir, "-l", p.LogPath, "-o", opts)
 	if err != nil {
-		return fmt.Errorf("%w (log: %s)\n%s", err, p.LogPath, logTail(p.LogPath, 10))
+		return fmt.Errorf("%w%s", err, p.logHint())
 	}
 	return nil
+}
+
+// logHint points at the server's log of this start, for error messages.
+func (p *Postgres) logHint() string {
+	return fmt.Sprintf(" (log: %s)\n%s", p.LogPath, logTail(p.LogPath, p.logStart, 10))
 }
 
 // shellQuote quotes s for /bin/sh, which pg_ctl runs postgres through.

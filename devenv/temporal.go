@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -32,7 +33,7 @@ type TemporalConfig struct {
 	// Port is the frontend gRPC port on 127.0.0.1; 0 means 7233.
 	Port int
 	// UIPort is the Web UI port; 0 means Port+1000 (8233 for the default
-	// port). Ignored when Headless.
+	// port), or a free port when that is above 65535. Ignored when Headless.
 	UIPort int
 	// Headless disables the Web UI.
 	Headless bool
@@ -59,13 +60,16 @@ type Temporal struct {
 	// Namespace is the namespace created at launch.
 	Namespace string
 	// LogPath is the file holding the server's output; "" when
-	// TemporalConfig.Output was given.
+	// TemporalConfig.Output was given. A temporary log (in-memory DBFile) is
+	// deleted by Stop, and kept when StartTemporal fails.
 	LogPath string
 
-	cmd     *exec.Cmd
-	logFile *os.File
-	done    chan struct{} // closed when the process has exited
-	waitErr error         // set before done is closed
+	cmd      *exec.Cmd
+	logFile  *os.File
+	logStart int64         // size of the log file before this run
+	tempLog  bool          // LogPath is a temporary file for Stop to delete
+	done     chan struct{} // closed when the process has exited
+	waitErr  error         // set before done is closed
 }
 
 // StartTemporal runs `temporal server start-dev` on 127.0.0.1, waits until the
@@ -94,8 +98,8 @@ func StartTemporal(ctx context.Context, cfg TemporalConfig, logger *slog.Logger)
 		return nil, fmt.Errorf("start temporal: %w", err)
 	}
 	if err := t.waitReady(ctx, attrs); err != nil {
-		err = fmt.Errorf("start temporal: %w%s", err, t.logHint())
-		if stopErr := t.Stop(); stopErr != nil {
+		err = fmt.Errorf("start temporal: %w", err)
+		if stopErr := t.stop(); stopErr != nil {
 			err = errors.Join(err, stopErr)
 		}
 		return nil, err
@@ -123,6 +127,11 @@ func temporalDefaults(cfg TemporalConfig) (TemporalConfig, error) {
 	}
 	if cfg.UIPort == 0 && !cfg.Headless {
 		cfg.UIPort = cfg.Port + 1000
+		if cfg.UIPort > 65535 {
+			if cfg.UIPort, err = FreePort(); err != nil {
+				return cfg, err
+			}
+		}
 	}
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
@@ -180,13 +189,14 @@ func temporalArgs(cfg TemporalConfig) []string {
 
 // launch starts the server process in its own process group.
 func (t *Temporal) launch(cfg TemporalConfig) error {
+	if _, err := os.Stat(cfg.BinPath); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("temporal CLI %s: %w", cfg.BinPath, ErrNotInstalled)
+	} else if err != nil {
+		return fmt.Errorf("temporal CLI: %w", err)
+	}
 	out, err := t.openOutput(cfg)
 	if err != nil {
 		return err
-	}
-	if _, err := os.Stat(cfg.BinPath); err != nil {
-		t.closeLog()
-		return fmt.Errorf("temporal CLI %s: %w", cfg.BinPath, errors.Join(ErrNotInstalled, err))
 	}
 	t.cmd = exec.Command(cfg.BinPath, temporalArgs(cfg)...)
 	t.cmd.Stdout = out
@@ -194,6 +204,7 @@ func (t *Temporal) launch(cfg TemporalConfig) error {
 	t.cmd.SysProcAttr = childProcAttr()
 	if err := t.cmd.Start(); err != nil {
 		t.closeLog()
+		_ = t.removeTempLog()
 		return fmt.Errorf("run %s: %w", cfg.BinPath, err)
 	}
 	go func() {
@@ -217,11 +228,12 @@ func (t *Temporal) openOutput(cfg TemporalConfig) (io.Writer, error) {
 			os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	} else {
 		f, err = os.CreateTemp("", "hookrelay-temporal-*.log")
+		t.tempLog = err == nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open temporal log: %w", err)
 	}
-	t.logFile, t.LogPath = f, f.Name()
+	t.logFile, t.LogPath, t.logStart = f, f.Name(), logSize(f.Name())
 	return f, nil
 }
 
@@ -232,17 +244,41 @@ func (t *Temporal) closeLog() {
 	}
 }
 
-// logHint points at the server's output, for error messages.
+// logHint points at the server's output of this run, for error messages.
 func (t *Temporal) logHint() string {
 	if t.LogPath == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (log: %s)\n%s", t.LogPath, logTail(t.LogPath, 10))
+	return fmt.Sprintf(" (log: %s)\n%s", t.LogPath, logTail(t.LogPath, t.logStart, 10))
 }
 
 // Stop sends SIGTERM to the server's process group, waits for it to exit
-// (SIGKILL after 15s) and returns. Stopping twice is a no-op.
+// (SIGKILL after 15s) and deletes the log if it was a temporary file.
+// Stopping twice is a no-op.
 func (t *Temporal) Stop() error {
+	if err := t.stop(); err != nil {
+		return err
+	}
+	if err := t.removeTempLog(); err != nil {
+		return fmt.Errorf("stop temporal: %w", err)
+	}
+	return nil
+}
+
+// removeTempLog deletes the log if StartTemporal made it a temporary file.
+func (t *Temporal) removeTempLog() error {
+	if !t.tempLog {
+		return nil
+	}
+	t.tempLog = false
+	if err := os.Remove(t.LogPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove temporary log: %w", err)
+	}
+	return nil
+}
+
+// stop ends the server process, keeping its log.
+func (t *Temporal) stop() error {
 	if t.cmd == nil || t.cmd.Process == nil {
 		return nil
 	}

@@ -42,9 +42,9 @@ func (t *Temporal) waitReady(ctx context.Context, attrs map[string]enumspb.Index
 		}
 		select {
 		case <-t.done:
-			return fmt.Errorf("server exited before answering: %v", t.waitErr)
+			return fmt.Errorf("server exited before answering: %v%s", t.waitErr, t.logHint())
 		case <-ctx.Done():
-			return fmt.Errorf("wait for frontend %s: %w (last error: %w)", t.Address, ctx.Err(), err)
+			return fmt.Errorf("wait for frontend %s: %w (last error: %w)%s", t.Address, ctx.Err(), err, t.logHint())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
