@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -19,6 +21,14 @@ type Activities struct {
 	Logger *slog.Logger
 	// BodyLimit bounds how much of a response body is kept with an attempt.
 	BodyLimit int
+	// StartDeliveries starts the deliveries of events the activities publish
+	// (hookrelay.deadlettered) or release (a validated Event Grid
+	// subscription); nil leaves them to the sweeper.
+	StartDeliveries func(ctx context.Context, ds []store.Delivery) error
+	// Temporal signals the endpoint workflows and releases waiting deliveries
+	// (endpoint health); nil turns that off.
+	Temporal client.Client
+	health   healthGate
 }
 
 // New builds Activities with an HTTP client suited to webhook delivery: no
@@ -77,6 +87,11 @@ func (a *Activities) Finish(ctx context.Context, in FinishInput) (FinishResult, 
 	})
 	if err != nil {
 		return FinishResult{}, err
+	}
+	if in.Status == store.StatusDeadLettered {
+		if err := a.raiseDeadLettered(ctx, in.DeliveryID); err != nil {
+			return FinishResult{}, err
+		}
 	}
 	a.Logger.InfoContext(ctx, "delivery_finished", "delivery_id", in.DeliveryID,
 		"status", in.Status, "reason", in.Reason, "dead_letter_id", id)

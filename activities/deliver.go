@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -37,6 +38,8 @@ type DeliverInput struct {
 	Probe bool
 	// Success lists the status codes that count as success; empty means 2xx.
 	Success []int
+	// Health is the policy's circuit breaker, for the endpoint workflow.
+	Health policies.Health
 }
 
 // DeliverResult is what one attempt came to.
@@ -73,6 +76,7 @@ func (a *Activities) Deliver(ctx context.Context, in DeliverInput) (DeliverResul
 	if err != nil {
 		return DeliverResult{}, err
 	}
+	a.watchHealth(ctx, in, rec, c)
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
 	return DeliverResult{
@@ -136,10 +140,16 @@ func setHeaders(req *http.Request, t store.Target, in DeliverInput) {
 	req.Header.Set("X-Hookrelay-Event-Type", t.EventType)
 	req.Header.Set("X-Hookrelay-Delivery", t.DeliveryID)
 	req.Header.Set("X-Hookrelay-Attempt", strconv.Itoa(in.Attempt+1))
+	if eg := store.EventGridOf(t.Options); eg != nil {
+		setEventGridHeaders(req, t, eg, in.Attempt)
+	}
 }
 
 // requestBody is the JSON the receiver gets for the target's event.
 func requestBody(t store.Target) ([]byte, error) {
+	if eg := store.EventGridOf(t.Options); eg != nil {
+		return eventGridBody([]store.Target{t}, eg)
+	}
 	b, err := json.Marshal(struct {
 		ID      string          `json:"id"`
 		Type    string          `json:"type"`

@@ -50,6 +50,9 @@ func New(s *Server) *echo.Echo {
 	v1.POST("/dead-letters/:id/redrive", s.redrive)
 	v1.GET("/policies", s.listPolicies)
 	v1.GET("/policies/:name", s.getPolicy)
+	s.registerEndpoints(v1)
+	s.registerSAP(e)
+	s.routesEventGrid(e)
 	return e
 }
 
@@ -72,5 +75,11 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 }
 
-// account is the account a /v1 request acts as.
-func account(echo.Context) string { return store.DefaultAccount }
+// account is the account a request acts as: the one its Authorization header
+// authenticated (see authenticate), else the default account.
+func account(c echo.Context) string {
+	if id, ok := c.Get(ctxAccount).(string); ok {
+		return id
+	}
+	return store.DefaultAccount
+}

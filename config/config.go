@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/hookrelay/hookrelay/policies"
 )
 
 // Config is every setting hookrelay reads from the environment.
@@ -28,6 +30,9 @@ type Config struct {
 	TemporalUIPort int
 	// LogLevel is debug, info, warn or error (HOOKRELAY_LOG_LEVEL).
 	LogLevel slog.Level
+	// EdgeDefaults are the Event Grid on IoT Edge limits
+	// (broker__defaultMaxDeliveryAttempts, broker__defaultEventTimeToLiveInSeconds).
+	EdgeDefaults policies.EdgeDefaults
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -48,6 +53,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("HOOKRELAY_LOG_LEVEL"), "info"))); err != nil {
 		return c, fmt.Errorf("config: HOOKRELAY_LOG_LEVEL: %w", err)
+	}
+	if err := c.loadEdge(getenv); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -10,15 +10,16 @@ import (
 // per subscription"). A non-nil empty code list clears the policy's list
 // (success_codes [] means any 2xx; dead_letter_codes [] means none).
 type Overrides struct {
-	MaxAttempts     *int       `json:"max_attempts,omitempty"`
-	TTLSeconds      *int       `json:"ttl_seconds,omitempty"`
-	TimeoutSeconds  *int       `json:"timeout_seconds,omitempty"`
-	DeadLettering   *bool      `json:"dead_lettering,omitempty"`
-	JitterFraction  *float64   `json:"jitter_fraction,omitempty"`
-	SuccessCodes    []int      `json:"success_codes,omitempty"`
-	DeadLetterCodes []int      `json:"dead_letter_codes,omitempty"`
-	OnExhausted     *Exhausted `json:"on_exhausted,omitempty"`
-	Custom          *Custom    `json:"custom,omitempty"` // schedule for the "custom" policy
+	MaxAttempts     *int             `json:"max_attempts,omitempty"`
+	TTLSeconds      *int             `json:"ttl_seconds,omitempty"`
+	TimeoutSeconds  *int             `json:"timeout_seconds,omitempty"`
+	DeadLettering   *bool            `json:"dead_lettering,omitempty"`
+	JitterFraction  *float64         `json:"jitter_fraction,omitempty"`
+	SuccessCodes    []int            `json:"success_codes,omitempty"`
+	DeadLetterCodes []int            `json:"dead_letter_codes,omitempty"`
+	OnExhausted     *Exhausted       `json:"on_exhausted,omitempty"`
+	Custom          *Custom          `json:"custom,omitempty"` // schedule for the "custom" policy
+	Health          *HealthOverrides `json:"health,omitempty"` // circuit breaker thresholds
 }
 
 // FieldError names the offending field (a JSON path such as
@@ -82,7 +83,7 @@ func Resolve(name string, o Overrides) (Policy, error) {
 		return Policy{}, err
 	}
 	lim := limitsFor(name)
-	for _, apply := range []func(*Policy, limits) error{o.applyAttempts, o.applyTimes, o.applyCodes, o.applyOutcome} {
+	for _, apply := range []func(*Policy, limits) error{o.applyAttempts, o.applyTimes, o.applyCodes, o.applyOutcome, o.applyHealth} {
 		if err := apply(&p, lim); err != nil {
 			return Policy{}, err
 		}

@@ -25,6 +25,9 @@ type Starter struct {
 	Store    *store.Store
 	Temporal client.Client
 	Logger   *slog.Logger
+	// Defaults are the IoT Edge limits from the environment
+	// (POLICIES.md §eventgrid-edge); the zero value keeps the policy's.
+	Defaults policies.EdgeDefaults
 }
 
 // PolicyOf resolves a subscription's policy with its overrides.
@@ -42,8 +45,9 @@ func PolicyOf(sub store.Subscription) (policies.Policy, error) {
 // them as started. A workflow that already exists counts as started.
 func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 	subs := map[string]store.Subscription{}
+	ds, egErr := s.routeEventGrid(ctx, ds, subs)
 	var started []string
-	var errs []error
+	errs := []error{egErr}
 	for _, d := range ds {
 		if d.Started {
 			continue
@@ -69,7 +73,7 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 		}
 		subs[d.SubscriptionID] = sub
 	}
-	p, err := PolicyOf(sub)
+	p, err := PolicyWith(sub, s.Defaults)
 	if err != nil {
 		return err
 	}

@@ -185,6 +185,8 @@ func (s *Store) UnstartedDeliveries(ctx context.Context, age time.Duration, limi
 	ds := []Delivery{}
 	err := s.db.SelectContext(ctx, &ds, `SELECT `+deliveryCols+` FROM deliveries
 		WHERE NOT started AND created_at < now() - $1 * interval '1 millisecond'
+		  AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = deliveries.subscription_id
+		      AND s.options->'eventgrid'->>'validation' IN ('pending', 'failed'))
 		ORDER BY created_at LIMIT $2`, age.Milliseconds(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: unstarted deliveries: %w", err)

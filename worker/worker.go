@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -27,6 +28,9 @@ type Options struct {
 	// SweepInterval is how often unstarted deliveries are looked for; zero
 	// turns the sweeper off.
 	SweepInterval time.Duration
+	// EdgeDefaults are the IoT Edge limits from the environment
+	// (POLICIES.md §eventgrid-edge).
+	EdgeDefaults policies.EdgeDefaults
 }
 
 // DefaultOptions are the options `hookrelay worker` runs with.
@@ -37,15 +41,18 @@ func DefaultOptions() Options {
 // Register puts every workflow and activity on the workers that serve them.
 func Register(main, deliveries, retries sdkworker.Registry, acts *activities.Activities) {
 	main.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
+	main.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: activities.EndpointWorkflowType})
 	main.RegisterActivity(acts)
 	deliver := activity.RegisterOptions{Name: "Deliver"}
 	deliveries.RegisterActivityWithOptions(acts.Deliver, deliver)
 	retries.RegisterActivityWithOptions(acts.Deliver, deliver)
+	registerEventGrid(main, deliveries, retries, acts)
 }
 
 // Run serves the task queues until ctx ends.
 func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) error {
 	acts := activities.New(st, logger)
+	acts.Temporal = c
 	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
 	httpOpts := sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.HTTPConcurrency,
@@ -62,8 +69,9 @@ func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Log
 	}
 	logger.InfoContext(ctx, "worker_started", "task_queues",
 		[]string{workflows.TaskQueue, workflows.DeliveriesQueue, workflows.RetriesQueue})
+	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults}
+	acts.StartDeliveries = s.Start
 	if opts.SweepInterval > 0 {
-		s := &starter.Starter{Store: st, Temporal: c, Logger: logger}
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
 	}
 	<-ctx.Done()

@@ -89,7 +89,11 @@ func (d *delivery) run() (DeliveryResult, error) {
 			return d.finish(d.in.Policy.FinalStatus(), string(stop))
 		}
 		d.setStatus("retrying", &due)
-		if err := workflow.NewTimer(d.ctx, due.Sub(now)).Get(d.ctx, nil); err != nil {
+		// Measured after the bookkeeping, which Temporal may have retried, so
+		// that it never pushes the retry back; at least 1 ms keeps one timer
+		// command per retry (replay-safe) when it took longer than the wait.
+		wait := max(due.Sub(workflow.Now(d.ctx)), time.Millisecond)
+		if err := workflow.NewTimer(d.ctx, wait).Get(d.ctx, nil); err != nil {
 			return DeliveryResult{}, err
 		}
 		scheduled = due
@@ -111,6 +115,7 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) activities.DeliverRe
 	in := activities.DeliverInput{
 		DeliveryID: d.in.DeliveryID, Attempt: d.pr.Attempts, ScheduledAt: scheduled,
 		Timeout: d.in.Policy.Timeout, Probe: probe, Success: d.in.Policy.SuccessCodes,
+		Health: d.in.Policy.Health,
 	}
 	var res activities.DeliverResult
 	if err := workflow.ExecuteActivity(ctx, a.Deliver, in).Get(ctx, &res); err != nil {

@@ -85,7 +85,7 @@ func (a *app) worker(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer c.Close()
-	return worker.Run(ctx, c, st, a.logger, worker.DefaultOptions())
+	return worker.Run(ctx, c, st, a.logger, a.workerOptions())
 }
 
 func (a *app) api(ctx context.Context) error {
@@ -101,7 +101,7 @@ func (a *app) api(ctx context.Context) error {
 // serve runs the HTTP API until ctx ends, then shuts it down gracefully.
 func (a *app) serve(ctx context.Context, st *store.Store, c client.Client) error {
 	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger}}
+		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults}}
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {

@@ -55,7 +55,7 @@ func (a *app) dev(ctx context.Context) error {
 	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\nPress Ctrl-C to stop.\n",
 		a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
 	errc := make(chan error, 2)
-	go func() { errc <- worker.Run(ctx, c, st, a.logger, worker.DefaultOptions()) }()
+	go func() { errc <- worker.Run(ctx, c, st, a.logger, a.workerOptions()) }()
 	go func() { errc <- a.serve(ctx, st, c) }()
 	err = errors.Join(<-errc, <-errc)
 	fmt.Fprintln(a.stdout, "hookrelay stopped")

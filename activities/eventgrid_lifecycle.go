@@ -1,0 +1,178 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// Event Grid's validation handshake and hookrelay's dead-letter event
+// (POLICIES.md §eventgrid).
+const (
+	ValidationEventType   = "Microsoft.EventGrid.SubscriptionValidationEvent"
+	DeadLetteredEventType = "hookrelay.deadlettered"
+	validationTimeout     = 30 * time.Second
+)
+
+// ValidateInput is the input of ValidateEventGrid.
+type ValidateInput struct {
+	SubscriptionID string
+	Code           string
+}
+
+// ValidateResult is the result of ValidateEventGrid.
+type ValidateResult struct {
+	// Validated is true when the endpoint echoed the code; false when the
+	// subscription was replaced or deleted meanwhile (nothing to do).
+	Validated bool
+}
+
+// ValidateEventGrid sends a new WebHook subscription the validation event
+// (aeg-event-type: SubscriptionValidation). When the endpoint answers
+// {"validationResponse": code} the subscription becomes active and its
+// waiting deliveries are started. Any other answer is an error, retried.
+func (a *Activities) ValidateEventGrid(ctx context.Context, in ValidateInput) (ValidateResult, error) {
+	sub, err := a.Store.SubscriptionByID(ctx, in.SubscriptionID)
+	if err != nil {
+		return ValidateResult{}, err
+	}
+	eg := store.EventGridOf(sub.Options)
+	if !eg.Awaiting() || eg.ValidationCode != in.Code || sub.Name == nil {
+		return ValidateResult{}, nil
+	}
+	if err := a.handshake(ctx, sub, in.Code); err != nil {
+		return ValidateResult{}, err
+	}
+	ok, err := a.Store.SetEventGridValidation(ctx, sub.ID, in.Code, store.ValidationSucceeded)
+	if err != nil || !ok {
+		return ValidateResult{}, err
+	}
+	a.Logger.InfoContext(ctx, "subscription_validated", "subscription_id", sub.ID)
+	return ValidateResult{Validated: true}, a.startWaiting(ctx, sub.ID)
+}
+
+// handshake posts the validation event and checks the echoed code.
+func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code string) error {
+	ctx, cancel := context.WithTimeout(ctx, validationTimeout)
+	defer cancel()
+	body, _ := json.Marshal([]egEvent{{
+		ID: store.NewID("val"), Topic: defaultSource, Subject: "", EventType: ValidationEventType,
+		EventTime: time.Now().UTC(), DataVersion: "1", MetadataVersion: "1",
+		Data: json.RawMessage(fmt.Sprintf(`{"validationCode":%q,"validationUrl":""}`, code)),
+	}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("activities: validation request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderEventType, "SubscriptionValidation")
+	req.Header.Set(HeaderSubscriptionName, *sub.Name)
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("activities: validation of %s: %w", sub.ID, err)
+	}
+	defer resp.Body.Close()
+	var echo struct {
+		ValidationResponse string `json:"validationResponse"`
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 || json.Unmarshal(raw, &echo) != nil || echo.ValidationResponse != code {
+		return fmt.Errorf("activities: validation of %s: endpoint answered %d without the validation code", sub.ID, resp.StatusCode)
+	}
+	return nil
+}
+
+// FailValidationInput is the input of FailEventGridValidation.
+type FailValidationInput struct {
+	SubscriptionID string
+	Code           string
+}
+
+// FailEventGridValidation records that the handshake never succeeded. The
+// subscription's events stay pending until it is validated (a new PUT).
+func (a *Activities) FailEventGridValidation(ctx context.Context, in FailValidationInput) (StatusResult, error) {
+	_, err := a.Store.SetEventGridValidation(ctx, in.SubscriptionID, in.Code, store.ValidationFailed)
+	return StatusResult{}, err
+}
+
+// startWaiting starts the deliveries a subscription queued while it waited
+// for its handshake (the sweeper starts them when no starter is wired in).
+func (a *Activities) startWaiting(ctx context.Context, subID string) error {
+	if a.StartDeliveries == nil {
+		return nil
+	}
+	for {
+		ds, err := a.Store.UnstartedOf(ctx, subID, 500)
+		if err != nil || len(ds) == 0 {
+			return err
+		}
+		if err := a.StartDeliveries(ctx, ds); err != nil {
+			return err
+		}
+		if len(ds) < 500 {
+			return nil
+		}
+	}
+}
+
+// deadLetteredData is the data of a hookrelay.deadlettered event.
+type deadLetteredData struct {
+	DeadLetterID     string `json:"dead_letter_id"`
+	DeliveryID       string `json:"delivery_id"`
+	EventID          string `json:"event_id"`
+	EventType        string `json:"event_type"`
+	SubscriptionID   string `json:"subscription_id"`
+	SubscriptionName string `json:"subscription_name,omitempty"`
+	Reason           string `json:"reason"`
+	LastStatusCode   int    `json:"last_status_code"`
+	Attempts         int    `json:"attempts"`
+}
+
+// raiseDeadLettered publishes a hookrelay.deadlettered event for a delivery's
+// dead letter when its subscription asks for it (deadLetterDestination's
+// raiseEvent). Its id derives from the dead letter's, so a retried Finish
+// publishes it once. Dead letters of such events raise none (no loops).
+func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) error {
+	l, err := a.Store.DeadLetterOf(ctx, deliveryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // finished before with another status
+	}
+	if err != nil {
+		return err
+	}
+	sub, err := a.Store.SubscriptionByID(ctx, l.SubscriptionID)
+	if err != nil {
+		return err
+	}
+	if eg := store.EventGridOf(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || l.EventType == DeadLetteredEventType {
+		return nil
+	}
+	d := deadLetteredData{DeadLetterID: l.ID, DeliveryID: l.DeliveryID, EventID: l.ExternalEventID,
+		EventType: l.EventType, SubscriptionID: sub.ID, Reason: l.Reason, LastStatusCode: l.LastStatusCode, Attempts: l.Attempts}
+	if sub.Name != nil {
+		d.SubscriptionName = *sub.Name
+	}
+	data, _ := json.Marshal(d)
+	res, err := a.Store.Publish(ctx, store.Event{AccountID: l.AccountID, ExternalID: "deadletter-" + l.ID,
+		Type: DeadLetteredEventType, Subject: "/deadletters/" + l.ID, Data: data})
+	if err != nil {
+		return err
+	}
+	if !res.Duplicate {
+		err = a.Store.SetEventFields(ctx, res.Event.ID, store.EventFields{Source: defaultSource + "/deadletters", DataVersion: "1"})
+		if err != nil {
+			return err
+		}
+	}
+	if a.StartDeliveries == nil {
+		return nil
+	}
+	return a.StartDeliveries(ctx, res.Deliveries)
+}

@@ -1,0 +1,148 @@
+package activities
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// How often, at most, one process signals one endpoint's workflow about a
+// threshold crossing, sums one endpoint's window, and re-reads its overrides.
+// Counting stays exact in PostgreSQL; these only bound the extra work, so that
+// hundreds of attempts a second to one endpoint make a signal every few
+// seconds at most (Temporal takes about 20 events/s per workflow).
+const (
+	signalEvery   = 5 * time.Second
+	windowEvery   = time.Second
+	overrideEvery = 30 * time.Second
+)
+
+// healthGate is the in-process rate limiter of the Deliver activity's health
+// work, per endpoint. Its zero value is ready.
+type healthGate struct {
+	mu        sync.Mutex
+	signalled map[string]time.Time
+	summed    map[string]time.Time
+	overrides map[string]cachedHealth
+}
+
+type cachedHealth struct {
+	raw store.RawJSON
+	at  time.Time
+}
+
+// allow reports whether key's last pass in m was at least every ago, and
+// records now as its last pass if so.
+func (g *healthGate) allow(m *map[string]time.Time, key string, now time.Time, every time.Duration) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if *m == nil {
+		*m = map[string]time.Time{}
+	}
+	if last, ok := (*m)[key]; ok && now.Sub(last) < every {
+		return false
+	}
+	(*m)[key] = now
+	return true
+}
+
+// watchHealth tells the endpoint's workflow what this attempt means for the
+// endpoint's health, when it means something: the result of a probe (or a
+// success while disabled), a 410 Gone, or a threshold crossed while the
+// endpoint is enabled. It never fails the attempt.
+func (a *Activities) watchHealth(ctx context.Context, in DeliverInput, rec store.Attempt, c store.Counters) {
+	if a.Temporal == nil {
+		return
+	}
+	name, arg := a.healthSignal(ctx, in, rec, c)
+	if name == "" {
+		return
+	}
+	if name != SignalProbeResult && !a.health.allow(&a.health.signalled, c.EndpointID, time.Now(), signalEvery) {
+		return
+	}
+	start := EndpointInput{EndpointID: c.EndpointID, Health: in.Health}
+	_, err := a.Temporal.SignalWithStartWorkflow(ctx, EndpointWorkflowID(c.EndpointID), name, arg,
+		EndpointOptions(c.EndpointID), EndpointWorkflowType, start)
+	if err != nil {
+		a.Logger.ErrorContext(ctx, "endpoint_signal_failed", "endpoint_id", c.EndpointID, "signal", name, "error", err)
+		return
+	}
+	a.Logger.InfoContext(ctx, "endpoint_signalled", "endpoint_id", c.EndpointID, "signal", name,
+		"delivery_id", in.DeliveryID, "consecutive_failures", c.ConsecutiveFailures)
+}
+
+// healthSignal picks the signal (and its payload) this attempt calls for, or "".
+func (a *Activities) healthSignal(ctx context.Context, in DeliverInput, rec store.Attempt, c store.Counters) (string, any) {
+	switch {
+	case in.Probe || (rec.Success && c.State == policies.StateDisabled):
+		return SignalProbeResult, ProbeResult{DeliveryID: in.DeliveryID, Success: rec.Success, StatusCode: rec.StatusCode, Health: in.Health}
+	case c.State != policies.StateEnabled || rec.Success:
+		return "", nil
+	}
+	h := a.effectiveHealth(ctx, c.EndpointID, in.Health)
+	sig := HealthSignal{Health: in.Health, DeliveryID: in.DeliveryID, StatusCode: rec.StatusCode}
+	if rec.StatusCode == http.StatusGone && h.DisableOnGone {
+		return SignalGone, sig
+	}
+	if a.crossed(ctx, h, c) {
+		return SignalEvaluate, sig
+	}
+	return "", nil
+}
+
+// crossed reports whether the endpoint's counters call for a change of its
+// state: first on the counters the attempt returned, then, when they could,
+// on the window's sums (read at most every windowEvery per endpoint).
+func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Counters) bool {
+	now := time.Now()
+	s := policies.Snapshot{State: c.State, Consecutive: c.ConsecutiveFailures, Now: now}
+	if c.LastSuccessAt != nil {
+		s.LastSuccessAt = *c.LastSuccessAt
+	}
+	if st, _ := h.Decide(s); st != c.State {
+		return true
+	}
+	if h.DisableFailureRate <= 0 || c.Attempts <= int64(h.DisableMinAttempts) ||
+		!a.health.allow(&a.health.summed, c.EndpointID, now, windowEvery) {
+		return false
+	}
+	res, err := a.healthCounts(ctx, c.EndpointID, h, now)
+	if err != nil {
+		a.Logger.ErrorContext(ctx, "endpoint_window_failed", "endpoint_id", c.EndpointID, "error", err)
+		return false
+	}
+	st, _ := res.Health.Decide(res.Snapshot)
+	return st != res.Snapshot.State
+}
+
+// effectiveHealth is h with the endpoint's own overrides applied, re-read at
+// most every overrideEvery.
+func (a *Activities) effectiveHealth(ctx context.Context, endpointID string, h policies.Health) policies.Health {
+	now := time.Now()
+	a.health.mu.Lock()
+	cached, ok := a.health.overrides[endpointID]
+	a.health.mu.Unlock()
+	if !ok || now.Sub(cached.at) >= overrideEvery {
+		e, err := a.Store.EndpointByID(ctx, endpointID)
+		if err != nil {
+			return h
+		}
+		cached = cachedHealth{raw: e.Health, at: now}
+		a.health.mu.Lock()
+		if a.health.overrides == nil {
+			a.health.overrides = map[string]cachedHealth{}
+		}
+		a.health.overrides[endpointID] = cached
+		a.health.mu.Unlock()
+	}
+	eff, err := endpointHealth(h, cached.raw)
+	if err != nil {
+		return h
+	}
+	return eff
+}

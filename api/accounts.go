@@ -1,0 +1,197 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// ctxAccount is the echo.Context key of the authenticated account's id.
+const ctxAccount = "hookrelay.account"
+
+// SettingMode is the SAP Open Connectors account setting that chooses
+// between retrying and queueing event notifications (POLICIES.md §sap).
+const SettingMode = "notification.webhook.failure.policy"
+
+// unauthorized is a 401 in the usual error shape.
+func unauthorized(format string, args ...any) *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Field: "Authorization",
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// parseAuthorization reads "User <secret>, Organization <secret>" (in any
+// order, scheme names case-insensitive; an "Element <token>" part, which SAP
+// clients also send, is ignored).
+func parseAuthorization(h string) (org, user string, err error) {
+	for _, part := range strings.Split(h, ",") {
+		scheme, value, _ := strings.Cut(strings.TrimSpace(part), " ")
+		value = strings.TrimSpace(value)
+		switch strings.ToLower(scheme) {
+		case "user":
+			if user != "" {
+				return "", "", errors.New("the User part is given twice")
+			}
+			user = value
+		case "organization":
+			if org != "" {
+				return "", "", errors.New("the Organization part is given twice")
+			}
+			org = value
+		case "element":
+		default:
+			return "", "", fmt.Errorf("unknown authorization part %q", scheme)
+		}
+	}
+	if user == "" || org == "" {
+		return "", "", errors.New("both User and Organization secrets are required")
+	}
+	return org, user, nil
+}
+
+// authenticate resolves the account of a request from its Authorization
+// header: none acts as the default account; a header that matches no account
+// is a 401.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		if h == "" {
+			return next(c)
+		}
+		org, user, err := parseAuthorization(h)
+		if err != nil {
+			return unauthorized("Authorization must be \"User <user secret>, Organization <organization secret>\": %s", err)
+		}
+		a, err := s.Store.Authenticate(c.Request().Context(), org, user)
+		if errors.Is(err, store.ErrUnauthorized) {
+			return unauthorized("the user and organization secrets match no account")
+		}
+		if err != nil {
+			return err
+		}
+		c.Set(ctxAccount, a.ID)
+		return next(c)
+	}
+}
+
+// requireAccount refuses requests without credentials (the SAP-shaped routes
+// never act as the default account).
+func (s *Server) requireAccount(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := c.Get(ctxAccount).(string); !ok {
+			return unauthorized("this route requires Authorization: User <user secret>, Organization <organization secret>")
+		}
+		return next(c)
+	}
+}
+
+// ownAccount checks that the :id of the path is the authenticated account.
+func ownAccount(c echo.Context) (string, error) {
+	id := c.Param("id")
+	if id != account(c) {
+		return "", unauthorized("these credentials are not account %q's", id)
+	}
+	return id, nil
+}
+
+// AccountRequest is the body of POST /accounts.
+type AccountRequest struct {
+	Name string `json:"name"`
+}
+
+// AccountResponse shows an account and its settings, never its secrets.
+type AccountResponse struct {
+	store.Account
+	Settings map[string]string `json:"settings"`
+}
+
+// NewAccountResponse is the answer to POST /accounts: the only time the
+// secrets are shown.
+type NewAccountResponse struct {
+	AccountResponse
+	store.Credentials
+	Authorization string `json:"authorization"`
+}
+
+func accountResponse(a store.Account) AccountResponse {
+	return AccountResponse{Account: a, Settings: map[string]string{SettingMode: a.Mode}}
+}
+
+func (s *Server) createAccount(c echo.Context) error {
+	var req AccountRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Name) == "" || len(req.Name) > 200 {
+		return invalid("name", "name is required, at most 200 characters")
+	}
+	a, cr, err := s.Store.CreateAccount(c.Request().Context(), req.Name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, NewAccountResponse{
+		AccountResponse: accountResponse(a), Credentials: cr,
+		Authorization: "User " + cr.UserSecret + ", Organization " + cr.OrganizationSecret,
+	})
+}
+
+func (s *Server) getAccount(c echo.Context) error {
+	id, err := ownAccount(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.Store.GetAccount(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, accountResponse(a))
+}
+
+// SettingsRequest is the body of PATCH (or POST) /accounts/{id}/settings:
+// SAP's {"notification.webhook.failure.policy": "retry"|"queue"}, or
+// {"mode": ...} for short.
+type SettingsRequest struct {
+	Policy *string `json:"notification.webhook.failure.policy"`
+	Mode   *string `json:"mode"`
+}
+
+// mode validates the request and returns the mode it asks for.
+func (r SettingsRequest) mode() (string, error) {
+	field, v := SettingMode, r.Policy
+	switch {
+	case r.Policy == nil && r.Mode == nil:
+		return "", invalid(SettingMode, "%s is required: \"retry\" or \"queue\"", SettingMode)
+	case r.Policy != nil && r.Mode != nil && *r.Policy != *r.Mode:
+		return "", invalid("mode", "mode and %s disagree; give one", SettingMode)
+	case r.Policy == nil:
+		field, v = "mode", r.Mode
+	}
+	if *v != store.ModeRetry && *v != store.ModeQueue {
+		return "", invalid(field, "%s must be \"retry\" or \"queue\", got %q", field, *v)
+	}
+	return *v, nil
+}
+
+func (s *Server) setAccountSettings(c echo.Context) error {
+	id, err := ownAccount(c)
+	if err != nil {
+		return err
+	}
+	var req SettingsRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	mode, err := req.mode()
+	if err != nil {
+		return err
+	}
+	a, err := s.Store.SetAccountMode(c.Request().Context(), id, mode)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, accountResponse(a).Settings)
+}

@@ -1,0 +1,213 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// subscriptionName is Event Grid's rule for event subscription names.
+var subscriptionName = regexp.MustCompile(`^[A-Za-z0-9-]{3,64}$`)
+
+// routesEventGrid adds the Event Grid routes (POLICIES.md §eventgrid,
+// §eventgrid-edge).
+func (s *Server) routesEventGrid(e *echo.Echo) {
+	g := e.Group("/eventgrid")
+	g.PUT("/subscriptions/:name", s.putEventGridSubscription)
+	g.GET("/subscriptions/:name", s.getEventGridSubscription)
+	g.DELETE("/subscriptions/:name", s.deleteEventGridSubscription)
+	g.GET("/subscriptions", s.listEventGridSubscriptions)
+	g.POST("/events", s.publishEventGrid)
+}
+
+// EventGridView is how an Event Grid subscription is shown: the vendor's
+// shape, with provisioningState and hookrelay's own details.
+type EventGridView struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Properties map[string]any `json:"properties"`
+}
+
+func (s *Server) putEventGridSubscription(c echo.Context) error {
+	ctx, name := c.Request().Context(), c.Param("name")
+	if !subscriptionName.MatchString(name) {
+		return invalid("name", "name must be 3 to 64 letters, digits or hyphens")
+	}
+	existing, err := s.Store.GetSubscriptionByName(ctx, account(c), name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	prev := store.EventGridOf(existing.Options)
+	mode, err := eventGridMode(c.QueryParam("mode"), prev)
+	if err != nil {
+		return err
+	}
+	var req EventGridSubscription
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	if err := decodeVendor(body, &req); err != nil {
+		return err
+	}
+	sp, err := req.spec(mode)
+	if err != nil {
+		return err
+	}
+	startHandshake := sp.decideValidation(prev, existing.URL)
+	sub := sp.subscription(account(c), name)
+	created, err := s.Store.PutSubscriptionByName(ctx, &sub)
+	if err != nil {
+		return err
+	}
+	s.afterPut(ctx, sub, prev, startHandshake)
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, s.eventGridView(sub))
+}
+
+// eventGridMode is the ?mode= parameter: cloud (the default) or edge; absent
+// on a replace, it keeps the subscription's mode.
+func eventGridMode(q string, prev *store.EventGridSettings) (string, error) {
+	switch q {
+	case "":
+		if prev != nil && prev.Mode != "" {
+			return prev.Mode, nil
+		}
+		return store.EventGridCloud, nil
+	case store.EventGridCloud, store.EventGridEdge:
+		return q, nil
+	}
+	return "", invalid("mode", `mode must be "cloud" or "edge", got %q`, q)
+}
+
+// decideValidation sets the validation state and reports whether a new
+// handshake must be started: edge and pre-validated subscriptions need none;
+// a replace with the same URL keeps the state it had.
+func (sp *egSpec) decideValidation(prev *store.EventGridSettings, prevURL string) bool {
+	switch {
+	case sp.settings.Mode == store.EventGridEdge:
+		sp.settings.Validation = store.ValidationNone
+	case sp.preValid:
+		sp.settings.Validation = store.ValidationPreValidated
+	case prev != nil && prevURL == sp.url && prev.Validation != store.ValidationNone && prev.Validation != store.ValidationFailed:
+		sp.settings.Validation, sp.settings.ValidationCode = prev.Validation, prev.ValidationCode
+	default:
+		sp.settings.Validation, sp.settings.ValidationCode = store.ValidationPending, store.NewID("code")
+		return true
+	}
+	return false
+}
+
+func (sp *egSpec) subscription(account, name string) store.Subscription {
+	overrides, _ := json.Marshal(sp.overrides)
+	return store.Subscription{
+		AccountID: account, Name: &name, URL: sp.url, EventTypes: sp.eventTypes,
+		Policy: sp.policy, RetryPolicy: overrides, Active: true, Options: store.EventGridOptions(sp.settings),
+	}
+}
+
+// afterPut starts the handshake, or the deliveries a subscription that no
+// longer waits for one had queued. Failures are logged: the subscription is
+// stored, a new PUT tries again.
+func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *store.EventGridSettings, handshake bool) {
+	eg := store.EventGridOf(sub.Options)
+	if handshake {
+		in := workflows.ValidationInput{SubscriptionID: sub.ID, Code: eg.ValidationCode}
+		if _, err := s.Temporal.ExecuteWorkflow(ctx, workflows.ValidationStartOptions(in), workflows.EventGridValidation, in); err != nil {
+			s.Logger.ErrorContext(ctx, "start_validation_failed", "subscription_id", sub.ID, "error", err)
+		}
+		return
+	}
+	if prev.Awaiting() && !eg.Awaiting() {
+		ds, err := s.Store.UnstartedOf(ctx, sub.ID, 10000)
+		if err == nil {
+			err = s.Starter.Start(ctx, ds)
+		}
+		if err != nil {
+			s.Logger.ErrorContext(ctx, "start_deliveries_failed", "subscription_id", sub.ID, "error", err)
+		}
+	}
+}
+
+func (s *Server) getEventGridSubscription(c echo.Context) error {
+	sub, err := s.Store.GetSubscriptionByName(c.Request().Context(), account(c), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	if store.EventGridOf(sub.Options) == nil {
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not an Event Grid subscription"}
+	}
+	return c.JSON(http.StatusOK, s.eventGridView(sub))
+}
+
+func (s *Server) deleteEventGridSubscription(c echo.Context) error {
+	ctx := c.Request().Context()
+	sub, err := s.Store.GetSubscriptionByName(ctx, account(c), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	if store.EventGridOf(sub.Options) == nil {
+		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not an Event Grid subscription"}
+	}
+	if err := s.Store.DeleteSubscriptionByName(ctx, account(c), c.Param("name")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusOK)
+}
+
+func (s *Server) listEventGridSubscriptions(c echo.Context) error {
+	subs, err := s.Store.ListSubscriptions(c.Request().Context(), account(c))
+	if err != nil {
+		return err
+	}
+	out := []EventGridView{}
+	for _, sub := range subs {
+		if store.EventGridOf(sub.Options) != nil {
+			out = append(out, s.eventGridView(sub))
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"value": out})
+}
+
+// eventGridView shows sub as Event Grid does, plus "hookrelay": the id,
+// mode, policy and the effective limits (with the IoT Edge defaults).
+func (s *Server) eventGridView(sub store.Subscription) EventGridView {
+	eg := store.EventGridOf(sub.Options)
+	props := map[string]any{}
+	_ = json.Unmarshal(eg.Request, &props)
+	props["provisioningState"] = provisioningState(eg.Validation)
+	hr := map[string]any{"id": sub.ID, "mode": eg.Mode, "policy": sub.Policy, "validation": eg.Validation}
+	var defaults = s.Starter.Defaults
+	if p, err := starter.PolicyWith(sub, defaults); err == nil {
+		hr["maxDeliveryAttempts"], hr["eventTimeToLiveInSeconds"] = p.MaxAttempts, int(p.TTL.Seconds())
+		hr["deadLettering"] = p.DeadLettering
+	}
+	props["hookrelay"] = hr
+	name := ""
+	if sub.Name != nil {
+		name = *sub.Name
+	}
+	return EventGridView{ID: sub.ID, Name: name, Type: "Microsoft.EventGrid/eventSubscriptions", Properties: props}
+}
+
+func provisioningState(validation string) string {
+	switch validation {
+	case store.ValidationPending:
+		return "AwaitingManualAction"
+	case store.ValidationFailed:
+		return "Failed"
+	}
+	return "Succeeded"
+}

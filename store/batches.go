@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// BatchClaim says which deliveries to claim for one batch (POLICIES.md
+// §eventgrid-edge output batching).
+type BatchClaim struct {
+	SubscriptionID string
+	MaxEvents      int
+	MaxBytes       int // preferred batch size; 0 means no bound
+	// FullOnly claims nothing unless a full batch is waiting: MaxEvents
+	// deliveries, or more than MaxBytes of them.
+	FullOnly bool
+}
+
+// Batch is what ClaimBatch claimed.
+type Batch struct {
+	ID          string
+	DeliveryIDs []string
+	// Remaining counts the subscription's pending deliveries left unclaimed.
+	Remaining int
+	// Gone is true when the subscription was deleted and nothing is pending.
+	Gone bool
+}
+
+type candidate struct {
+	ID   string `db:"id"`
+	Size int    `db:"size"`
+}
+
+// ClaimBatch takes the oldest unclaimed deliveries of a batching subscription
+// (at most MaxEvents, within MaxBytes of event data, but always at least one:
+// an oversize event goes alone), records them as a batch and marks them
+// started, in one transaction.
+func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
+	var b Batch
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var cs []candidate
+		err := tx.SelectContext(ctx, &cs, `SELECT d.id, octet_length(e.data::text) AS size
+			FROM deliveries d JOIN events e ON e.id = d.event_id
+			WHERE d.subscription_id = $1 AND NOT d.started AND d.status = 'pending'
+			ORDER BY d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`, c.SubscriptionID, c.MaxEvents+1)
+		if err != nil {
+			return fmt.Errorf("store: claim batch: %w", err)
+		}
+		take, full := pick(cs, c.MaxEvents, c.MaxBytes)
+		if len(take) == 0 || (c.FullOnly && !full) {
+			return s.countPending(ctx, tx, c.SubscriptionID, &b)
+		}
+		b.ID, b.DeliveryIDs = NewID("batch"), take
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eventgrid_batches (id, subscription_id, delivery_ids)
+			VALUES ($1, $2, $3)`, b.ID, c.SubscriptionID, pq.StringArray(take)); err != nil {
+			return fmt.Errorf("store: insert batch: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET started = true, batch_id = $1
+			WHERE id = ANY($2)`, b.ID, pq.StringArray(take)); err != nil {
+			return fmt.Errorf("store: claim batch: %w", err)
+		}
+		return s.countPending(ctx, tx, c.SubscriptionID, &b)
+	})
+	return b, err
+}
+
+// pick chooses the prefix of cs that fits: at most max entries, within
+// maxBytes unless it is the first. full says a whole batch was there.
+func pick(cs []candidate, max, maxBytes int) ([]string, bool) {
+	var ids []string
+	total := 0
+	for i, c := range cs {
+		if i == max {
+			return ids, true
+		}
+		if i > 0 && maxBytes > 0 && total+c.Size > maxBytes {
+			return ids, true
+		}
+		ids, total = append(ids, c.ID), total+c.Size
+	}
+	return ids, len(ids) == max
+}
+
+// countPending fills b.Remaining and b.Gone.
+func (s *Store) countPending(ctx context.Context, tx *sqlx.Tx, subID string, b *Batch) error {
+	var row struct {
+		Remaining int  `db:"remaining"`
+		Deleted   bool `db:"deleted"`
+	}
+	err := tx.GetContext(ctx, &row, `SELECT
+			(SELECT count(*) FROM deliveries WHERE subscription_id = $1 AND NOT started AND status = 'pending') AS remaining,
+			COALESCE((SELECT deleted_at IS NOT NULL FROM subscriptions WHERE id = $1), true) AS deleted`, subID)
+	if err != nil {
+		return fmt.Errorf("store: count pending: %w", err)
+	}
+	b.Remaining = row.Remaining
+	b.Gone = row.Deleted && row.Remaining == 0 && b.ID == ""
+	return nil
+}
+
+// BatchTargets loads the targets of a batch's deliveries, in batch order.
+func (s *Store) BatchTargets(ctx context.Context, ids []string) ([]Target, error) {
+	out := make([]Target, 0, len(ids))
+	for _, id := range ids {
+		t, err := s.Target(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Event Grid modes of a subscription made through /eventgrid/subscriptions.
+const (
+	EventGridCloud = "cloud"
+	EventGridEdge  = "edge"
+)
+
+// Event delivery schemas (POLICIES.md §eventgrid).
+const (
+	SchemaEventGrid   = "EventGridSchema"
+	SchemaCloudEvents = "CloudEventSchemaV1_0"
+)
+
+// Validation states of an Event Grid subscription: a cloud WebHook waits for
+// the validation handshake (pending) before its events are started.
+const (
+	ValidationPending      = "pending"
+	ValidationSucceeded    = "succeeded"
+	ValidationFailed       = "failed"
+	ValidationPreValidated = "prevalidated"
+	ValidationNone         = "none" // edge subscriptions: no handshake
+)
+
+// EventGridSettings is what an Event Grid subscription keeps in its options
+// (under "eventgrid") for delivery time: the schema, the batching bounds, the
+// validation state and the vendor JSON it was created with.
+type EventGridSettings struct {
+	Mode                 string  `json:"mode"`
+	Schema               string  `json:"schema"`
+	Validation           string  `json:"validation"`
+	ValidationCode       string  `json:"validation_code,omitempty"`
+	MaxEventsPerBatch    int     `json:"max_events_per_batch,omitempty"`
+	PreferredBatchSizeKB int     `json:"preferred_batch_size_kb,omitempty"`
+	RaiseDeadLetterEvent bool    `json:"raise_dead_letter_event,omitempty"`
+	Request              RawJSON `json:"request,omitempty"`
+}
+
+// eventGridOptions is the options document of an Event Grid subscription.
+type eventGridOptions struct {
+	EventGrid *EventGridSettings `json:"eventgrid"`
+}
+
+// EventGridOf returns the Event Grid settings in a subscription's options, or
+// nil when it is not an Event Grid subscription.
+func EventGridOf(options RawJSON) *EventGridSettings {
+	var o eventGridOptions
+	if len(options) == 0 || json.Unmarshal(options, &o) != nil {
+		return nil
+	}
+	return o.EventGrid
+}
+
+// EventGridOptions encodes s as a subscription's options.
+func EventGridOptions(s EventGridSettings) RawJSON {
+	b, _ := json.Marshal(eventGridOptions{EventGrid: &s})
+	return b
+}
+
+// Batching reports whether the subscription uses output batching.
+func (s *EventGridSettings) Batching() bool { return s != nil && s.MaxEventsPerBatch > 0 }
+
+// Awaiting reports whether the subscription still waits for its handshake.
+func (s *EventGridSettings) Awaiting() bool {
+	return s != nil && (s.Validation == ValidationPending || s.Validation == ValidationFailed)
+}
+
+// GetSubscriptionByName returns the account's live subscription with this name.
+func (s *Store) GetSubscriptionByName(ctx context.Context, account, name string) (Subscription, error) {
+	var sub Subscription
+	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+` FROM subscriptions
+		WHERE account_id = $1 AND name = $2 AND deleted_at IS NULL`, account, name)
+	if err != nil {
+		return Subscription{}, notFound(err, "subscription", name)
+	}
+	return sub, nil
+}
+
+// PutSubscriptionByName creates sub, or replaces the account's live
+// subscription of the same name (keeping its id and creation time). It
+// reports whether it created one.
+func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (bool, error) {
+	if sub.Name == nil || *sub.Name == "" {
+		return false, fmt.Errorf("store: put subscription: a name is required")
+	}
+	existing, err := s.GetSubscriptionByName(ctx, sub.AccountID, *sub.Name)
+	if isNotFound(err) {
+		return true, s.CreateSubscription(ctx, sub)
+	}
+	if err != nil {
+		return false, err
+	}
+	sub.ID = existing.ID
+	return false, s.inTx(ctx, func(tx *sqlx.Tx) error {
+		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
+		if err != nil {
+			return err
+		}
+		sub.EndpointID = epID
+		err = tx.QueryRowxContext(ctx, `UPDATE subscriptions SET endpoint_id = $2, url = $3,
+				event_types = $4, policy = $5, retry_policy = $6, active = $7, options = $8,
+				updated_at = now()
+			WHERE id = $1 AND deleted_at IS NULL RETURNING created_at, updated_at`,
+			sub.ID, sub.EndpointID, sub.URL, sub.EventTypes, sub.Policy, sub.RetryPolicy,
+			sub.Active, sub.Options).Scan(&sub.CreatedAt, &sub.UpdatedAt)
+		return notFound(err, "subscription", *sub.Name)
+	})
+}
+
+// DeleteSubscriptionByName soft-deletes the account's live subscription with
+// this name: no new deliveries are made for it; those in flight finish.
+func (s *Store) DeleteSubscriptionByName(ctx context.Context, account, name string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE subscriptions SET deleted_at = now(), updated_at = now()
+		WHERE account_id = $1 AND name = $2 AND deleted_at IS NULL`, account, name)
+	if err != nil {
+		return fmt.Errorf("store: delete subscription: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("subscription %q: %w", name, ErrNotFound)
+	}
+	return nil
+}
+
+// SetEventGridValidation moves a subscription waiting for the validation
+// handshake with this code to state. It reports whether it did: false when
+// the subscription was replaced or deleted meanwhile.
+func (s *Store) SetEventGridValidation(ctx context.Context, subID, code, state string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE subscriptions
+		SET options = jsonb_set(options, '{eventgrid,validation}', to_jsonb($3::text)), updated_at = now()
+		WHERE id = $1 AND deleted_at IS NULL AND options->'eventgrid'->>'validation_code' = $2
+		  AND options->'eventgrid'->>'validation' IN ('pending', 'failed')`, subID, code, state)
+	if err != nil {
+		return false, fmt.Errorf("store: set validation: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// UnstartedOf returns up to limit deliveries of a subscription whose
+// workflows were never started, oldest first.
+func (s *Store) UnstartedOf(ctx context.Context, subID string, limit int) ([]Delivery, error) {
+	ds := []Delivery{}
+	err := s.db.SelectContext(ctx, &ds, `SELECT `+deliveryCols+` FROM deliveries
+		WHERE subscription_id = $1 AND NOT started ORDER BY created_at, id LIMIT $2`, subID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: unstarted deliveries of %s: %w", subID, err)
+	}
+	return ds, nil
+}
+
+// EventFields are the schema fields an event may carry besides hookrelay's own.
+type EventFields struct {
+	DataVersion     string
+	Source          string // Event Grid's topic, CloudEvents' source
+	DataContentType string
+	Extensions      RawJSON // CloudEvents extension attributes, a JSON object
+}
+
+// SetEventFields stores the schema fields of a freshly published event.
+func (s *Store) SetEventFields(ctx context.Context, eventID string, f EventFields) error {
+	if len(f.Extensions) == 0 {
+		f.Extensions = RawJSON("{}")
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE events SET data_version = $2, source = $3,
+		data_content_type = $4, extensions = $5 WHERE id = $1`,
+		eventID, f.DataVersion, f.Source, f.DataContentType, f.Extensions)
+	if err != nil {
+		return fmt.Errorf("store: set event fields: %w", err)
+	}
+	return nil
+}
+
+// DeadLetterOf returns the dead letter made for a delivery.
+func (s *Store) DeadLetterOf(ctx context.Context, deliveryID string) (DeadLetter, error) {
+	var l DeadLetter
+	err := s.db.GetContext(ctx, &l, `SELECT `+deadLetterCols+` FROM dead_letters l
+		JOIN events e ON e.id = l.event_id WHERE l.delivery_id = $1`, deliveryID)
+	if err != nil {
+		return DeadLetter{}, notFound(err, "dead letter of delivery", deliveryID)
+	}
+	return l, nil
+}
+
+// SubscriptionByID returns a subscription, deleted or not: deliveries in
+// flight still need theirs.
+func (s *Store) SubscriptionByID(ctx context.Context, id string) (Subscription, error) {
+	var sub Subscription
+	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+` FROM subscriptions WHERE id = $1`, id)
+	if err != nil {
+		return Subscription{}, notFound(err, "subscription", id)
+	}
+	return sub, nil
+}

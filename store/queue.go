@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/hookrelay/hookrelay/where"
+)
+
+// StatusRedelivered marks a queued delivery that was delivered again: its
+// redelivery_id names the fresh delivery. It no longer counts as queued.
+const StatusRedelivered = "redelivered"
+
+// QueueColumns maps the fields of the SAP where clause (POLICIES.md §sap) to
+// the columns of the pull query. Every delivery goes to a webhook, so channel
+// is the constant 'webhook'.
+var QueueColumns = where.Columns{
+	"channel":         `'webhook'::text`,
+	"status":          "d.status",
+	"config.url":      "s.url",
+	"subscription.id": "d.subscription_id",
+	"event.type":      "e.type",
+	"event.time":      "e.occurred_at",
+	"id":              "d.id",
+}
+
+// QueuedDelivery is a delivery as the pull API shows it: with its
+// subscription's URL and its event.
+type QueuedDelivery struct {
+	ID             string    `db:"id"`
+	Status         string    `db:"status"`
+	SubscriptionID string    `db:"subscription_id"`
+	URL            string    `db:"url"`
+	Attempts       int       `db:"attempts"`
+	CreatedAt      time.Time `db:"created_at"`
+	EventID        string    `db:"event_id"`
+	EventType      string    `db:"event_type"`
+	EventData      RawJSON   `db:"event_data"`
+	EventTime      time.Time `db:"event_time"`
+}
+
+// QueueCursor is where a page of the pull query starts: after the delivery
+// with this creation time and id. The zero cursor starts at the oldest.
+type QueueCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+const queueFrom = ` FROM deliveries d
+	JOIN subscriptions s ON s.id = d.subscription_id AND s.account_id = d.account_id
+	JOIN events e ON e.id = d.event_id AND e.account_id = d.account_id
+	WHERE d.account_id = $1 AND `
+
+// queueWhere compiles w into a condition whose first argument ($1) is the
+// account: no row of another account can ever match.
+func queueWhere(account string, w where.Expr) (string, []any, error) {
+	frag, args, err := w.SQL(QueueColumns, 2)
+	if err != nil {
+		return "", nil, fmt.Errorf("store: queue where: %w", err)
+	}
+	return queueFrom + "(" + frag + ")", append([]any{account}, args...), nil
+}
+
+// ListQueue returns the account's deliveries matching w, oldest first, at
+// most limit of them, starting after the cursor.
+func (s *Store) ListQueue(ctx context.Context, account string, w where.Expr, after QueueCursor, limit int) ([]QueuedDelivery, error) {
+	cond, args, err := queueWhere(account, w)
+	if err != nil {
+		return nil, err
+	}
+	if !after.CreatedAt.IsZero() {
+		cond += " AND (d.created_at, d.id) > ($" + strconv.Itoa(len(args)+1) + ", $" + strconv.Itoa(len(args)+2) + ")"
+		args = append(args, after.CreatedAt, after.ID)
+	}
+	args = append(args, limit)
+	out := []QueuedDelivery{}
+	err = s.db.SelectContext(ctx, &out, `SELECT d.id, d.status, d.subscription_id, s.url, d.attempts,
+			d.created_at, e.external_id AS event_id, e.type AS event_type, e.data AS event_data,
+			e.occurred_at AS event_time`+cond+`
+		ORDER BY d.created_at, d.id LIMIT $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list queue: %w", err)
+	}
+	return out, nil
+}
+
+// Redelivery is what Redeliver did: the fresh deliveries it created (not yet
+// started) and how many subscriptions it reactivated.
+type Redelivery struct {
+	Deliveries    []Delivery
+	Reactivated   int
+	Subscriptions []string
+}
+
+// Redeliver, in one transaction, reactivates the subscriptions of the
+// account's queued deliveries matching w, creates a fresh delivery for each
+// of them and marks each queued one redelivered, linked to its fresh one.
+// The caller starts the fresh deliveries; any it fails to start, the
+// sweeper starts. Subscriptions since deleted are left alone.
+func (s *Store) Redeliver(ctx context.Context, account string, w where.Expr) (Redelivery, error) {
+	cond, args, err := queueWhere(account, w)
+	if err != nil {
+		return Redelivery{}, err
+	}
+	var out Redelivery
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var queued []Delivery
+		err := tx.SelectContext(ctx, &queued, `SELECT `+deliveryCols+` FROM deliveries
+			WHERE status = 'queued' AND id IN (SELECT d.id`+cond+` AND s.deleted_at IS NULL)
+			ORDER BY created_at, id FOR UPDATE`, args...)
+		if err != nil {
+			return fmt.Errorf("store: select queued: %w", err)
+		}
+		if out.Reactivated, out.Subscriptions, err = reactivate(ctx, tx, account, queued); err != nil {
+			return err
+		}
+		out.Deliveries = make([]Delivery, 0, len(queued))
+		for _, prev := range queued {
+			d, err := redeliverOne(ctx, tx, prev)
+			if err != nil {
+				return err
+			}
+			out.Deliveries = append(out.Deliveries, d)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// reactivate sets active the inactive subscriptions of these deliveries and
+// returns how many it changed and their ids.
+func reactivate(ctx context.Context, tx *sqlx.Tx, account string, ds []Delivery) (int, []string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	for _, d := range ds {
+		if !seen[d.SubscriptionID] {
+			seen[d.SubscriptionID] = true
+			ids = append(ids, d.SubscriptionID)
+		}
+	}
+	changed := []string{}
+	if len(ids) == 0 {
+		return 0, changed, nil
+	}
+	err := tx.SelectContext(ctx, &changed, `UPDATE subscriptions SET active = true, updated_at = now()
+		WHERE account_id = $1 AND id = ANY($2) AND NOT active AND deleted_at IS NULL
+		RETURNING id`, account, pq.StringArray(ids))
+	if err != nil {
+		return 0, nil, fmt.Errorf("store: reactivate subscriptions: %w", err)
+	}
+	return len(changed), changed, nil
+}
+
+// redeliverOne inserts a fresh delivery of prev's event to prev's
+// subscription and marks prev redelivered.
+func redeliverOne(ctx context.Context, tx *sqlx.Tx, prev Delivery) (Delivery, error) {
+	d := Delivery{
+		ID: NewID("dlv"), AccountID: prev.AccountID, EventID: prev.EventID,
+		SubscriptionID: prev.SubscriptionID, EndpointID: prev.EndpointID, EventType: prev.EventType,
+		Policy: prev.Policy, Status: "pending", PreviousID: &prev.ID,
+	}
+	d.WorkflowID = "delivery/" + prev.EventID + "/" + prev.SubscriptionID + "/" + d.ID
+	if err := insertDelivery(ctx, tx, &d); err != nil {
+		return Delivery{}, err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'redelivered', redelivery_id = $2,
+		updated_at = now() WHERE id = $1 AND status = 'queued'`, prev.ID, d.ID)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("store: mark redelivered: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,158 @@
+package workflows
+
+import (
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// SignalWake tells a subscription's Batcher that deliveries are pending; its
+// payload is the subscription's current resolved policy.
+const SignalWake = "wake"
+
+// Batcher tuning: how long a partial batch waits to fill, how long an idle
+// batcher lives, and the history length at which it continues as new (well
+// under Temporal's limits of 50,000 events and 10,000 signals per run).
+const (
+	batchLinger       = 150 * time.Millisecond
+	batcherIdle       = time.Hour
+	batcherMaxHistory = 4000
+)
+
+// BatcherInput is the input of the Batcher workflow.
+type BatcherInput struct {
+	SubscriptionID string
+	Policy         policies.Policy
+}
+
+// BatcherResult is the result of the Batcher workflow.
+type BatcherResult struct {
+	Batches int
+}
+
+// BatcherWorkflowID is the id of a subscription's Batcher.
+func BatcherWorkflowID(subscriptionID string) string { return "batcher/" + subscriptionID }
+
+// BatcherStartOptions are the options the starter signals-with-start with.
+func BatcherStartOptions(subscriptionID string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    BatcherWorkflowID(subscriptionID),
+		TaskQueue:             TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(subscriptionID)),
+	}
+}
+
+// Batcher groups the pending deliveries of an output-batching subscription
+// (POLICIES.md §eventgrid-edge) into batches and runs each as a Batch child
+// workflow. Full batches go at once; a partial one waits batchLinger to fill.
+// Woken by SignalWake; ends after batcherIdle without work or when the
+// subscription is deleted; continues as new to bound its history.
+func Batcher(ctx workflow.Context, in BatcherInput) (BatcherResult, error) {
+	b := &batcher{ctx: ctx, in: in, wake: workflow.GetSignalChannel(ctx, SignalWake)}
+	return b.run()
+}
+
+type batcher struct {
+	ctx     workflow.Context
+	in      BatcherInput
+	wake    workflow.ReceiveChannel
+	batches int
+}
+
+func (b *batcher) run() (BatcherResult, error) {
+	lingered := false
+	for {
+		if workflow.GetInfo(b.ctx).GetCurrentHistoryLength() > batcherMaxHistory {
+			b.drain()
+			return BatcherResult{}, workflow.NewContinueAsNewError(b.ctx, Batcher, b.in)
+		}
+		res, err := b.claim(!lingered)
+		if err != nil {
+			return BatcherResult{}, err
+		}
+		if res.BatchID != "" {
+			if err := b.dispatch(res); err != nil {
+				return BatcherResult{}, err
+			}
+			if res.Remaining > 0 {
+				continue
+			}
+		}
+		if res.Remaining > 0 && !lingered {
+			if err := workflow.Sleep(b.ctx, batchLinger); err != nil {
+				return BatcherResult{}, err
+			}
+			b.drain()
+			lingered = true
+			continue
+		}
+		if res.Gone {
+			return BatcherResult{Batches: b.batches}, nil
+		}
+		lingered = false
+		if !b.waitForWork() {
+			return BatcherResult{Batches: b.batches}, nil
+		}
+	}
+}
+
+// claim runs the ClaimBatch activity.
+func (b *batcher) claim(fullOnly bool) (activities.ClaimResult, error) {
+	ctx := workflow.WithActivityOptions(b.ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+	})
+	var res activities.ClaimResult
+	in := activities.ClaimInput{SubscriptionID: b.in.SubscriptionID, FullOnly: fullOnly}
+	err := workflow.ExecuteActivity(ctx, a.ClaimBatch, in).Get(ctx, &res)
+	return res, err
+}
+
+// dispatch starts the Batch child workflow of a claimed batch and waits only
+// until it has started: it outlives the batcher (abandoned on close).
+func (b *batcher) dispatch(res activities.ClaimResult) error {
+	ctx := workflow.WithChildOptions(b.ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            "batch/" + res.BatchID,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(b.in.SubscriptionID)),
+	})
+	in := BatchInput{BatchID: res.BatchID, SubscriptionID: b.in.SubscriptionID, DeliveryIDs: res.DeliveryIDs, Policy: b.in.Policy}
+	f := workflow.ExecuteChildWorkflow(ctx, Batch, in)
+	b.batches++
+	return f.GetChildWorkflowExecution().Get(b.ctx, nil)
+}
+
+// drain takes every pending wake signal, keeping the newest policy.
+func (b *batcher) drain() bool {
+	got := false
+	for {
+		var p policies.Policy
+		if !b.wake.ReceiveAsync(&p) {
+			return got
+		}
+		if p.Name != "" {
+			b.in.Policy = p
+		}
+		got = true
+	}
+}
+
+// waitForWork waits for a wake signal; false after batcherIdle without one.
+func (b *batcher) waitForWork() bool {
+	ctx, cancel := workflow.WithCancel(b.ctx)
+	defer cancel()
+	woken := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(b.wake, func(workflow.ReceiveChannel, bool) { woken = true })
+	sel.AddFuture(workflow.NewTimer(ctx, batcherIdle), func(workflow.Future) {})
+	sel.Select(ctx)
+	return b.drain() || woken
+}

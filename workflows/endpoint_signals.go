@@ -1,0 +1,214 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// handle receives one signal from c and acts on it.
+func (e *endpoint) handle(name string, c workflow.ReceiveChannel) {
+	e.signals++
+	switch name {
+	case activities.SignalEvaluate, activities.SignalGone:
+		var s activities.HealthSignal
+		c.Receive(e.ctx, &s)
+		e.adopt(s.Health)
+		if name == activities.SignalGone {
+			e.gone(s)
+			return
+		}
+		e.evaluate()
+	case activities.SignalProbeResult:
+		var r activities.ProbeResult
+		c.Receive(e.ctx, &r)
+		e.adopt(r.Health)
+		e.probeResult(r)
+	default:
+		var o activities.OperatorSignal
+		c.Receive(e.ctx, &o)
+		e.operator(name, o.Reason)
+	}
+}
+
+// adopt takes the thresholds of the policy that signalled, when given.
+func (e *endpoint) adopt(h policies.Health) {
+	if h != (policies.Health{}) {
+		e.in.Health = h
+	}
+}
+
+// evaluate reads the counters and applies the policy's decision.
+func (e *endpoint) evaluate() {
+	if e.in.State == policies.StateFrozen {
+		return
+	}
+	res, err := e.snapshot()
+	if err != nil {
+		e.logf("endpoint_snapshot_failed", err)
+		return
+	}
+	e.adoptState(res.Snapshot.State)
+	if to, reason := e.health.Decide(res.Snapshot); to != e.in.State {
+		e.change(to, reason, false)
+	}
+}
+
+func (e *endpoint) gone(s activities.HealthSignal) {
+	if e.in.State != policies.StateEnabled {
+		return
+	}
+	if _, err := e.snapshot(); err != nil {
+		e.logf("endpoint_snapshot_failed", err)
+	}
+	if e.health.DisableOnGone {
+		e.change(policies.StateDisabled, fmt.Sprintf("410 Gone from delivery %s", s.DeliveryID), false)
+	}
+}
+
+func (e *endpoint) probeResult(r activities.ProbeResult) {
+	switch {
+	case r.Success && e.in.State == policies.StateDisabled && !e.in.Manual:
+		e.change(policies.StateEnabled, fmt.Sprintf("probe delivery %s succeeded (HTTP %d)", r.DeliveryID, r.StatusCode), true)
+	case !r.Success:
+		e.evaluate() // may freeze it
+	}
+}
+
+var operatorReasons = map[string]string{
+	activities.SignalUnfreeze: "unfrozen by operator",
+	activities.SignalEnable:   "enabled by operator",
+	activities.SignalDisable:  "disabled by operator",
+}
+
+// operator applies an operator's unfreeze, enable or disable.
+func (e *endpoint) operator(name, reason string) {
+	if reason == "" {
+		reason = operatorReasons[name]
+	}
+	switch {
+	case name == activities.SignalUnfreeze && e.in.State == policies.StateFrozen,
+		name == activities.SignalEnable && e.in.State != policies.StateEnabled:
+		e.in.Manual = false
+		e.change(policies.StateEnabled, reason, true)
+	case name == activities.SignalEnable && e.in.Manual:
+		e.in.Manual = false
+	case name == activities.SignalDisable && e.in.State != policies.StateFrozen:
+		e.in.Manual = true
+		if e.in.State == policies.StateEnabled {
+			e.change(policies.StateDisabled, reason, false)
+		}
+		e.armProbe()
+	default:
+		workflow.GetLogger(e.ctx).Info("endpoint_signal_ignored", "endpoint_id", e.in.EndpointID,
+			"signal", name, "state", e.in.State)
+	}
+}
+
+// change records the new state and acts on it: probes when disabled, release
+// of the waiting deliveries when enabled. restart starts the counters afresh.
+func (e *endpoint) change(to, reason string, restart bool) {
+	from := e.in.State
+	if to == from {
+		return
+	}
+	at := workflow.Now(e.ctx)
+	in := activities.StateChangeInput{EndpointID: e.in.EndpointID, From: from, To: to, Reason: reason, At: at, Restart: restart}
+	var res activities.StateChangeResult
+	if err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), a.RecordStateChange, in).Get(e.ctx, &res); err != nil {
+		e.logf("endpoint_state_change_failed", err)
+		return
+	}
+	if !res.Changed { // already recorded (a retried activity) or changed elsewhere
+		e.resync()
+		if e.in.State != to {
+			return
+		}
+	}
+	e.in.State, e.in.Reason, e.changedAt = to, reason, at
+	e.in.NextProbeAt = time.Time{}
+	e.upsert()
+	e.armProbe()
+	if to == policies.StateEnabled {
+		e.releaseAll()
+		e.release = workflow.NewTimer(e.ctx, releaseAgainAfter)
+	}
+}
+
+// armProbe keeps one probe timer running while the endpoint is disabled (not
+// by an operator) and none otherwise.
+func (e *endpoint) armProbe() {
+	want := e.in.State == policies.StateDisabled && !e.in.Manual && e.health.ProbeInterval > 0
+	if !want {
+		if e.cancelProbe != nil {
+			e.cancelProbe()
+		}
+		e.probe, e.cancelProbe, e.in.NextProbeAt = nil, nil, time.Time{}
+		return
+	}
+	if e.probe != nil {
+		return
+	}
+	now := workflow.Now(e.ctx)
+	if e.in.NextProbeAt.IsZero() {
+		e.in.NextProbeAt = now.Add(e.health.ProbeInterval)
+	}
+	ctx, cancel := workflow.WithCancel(e.ctx)
+	e.probe, e.cancelProbe = workflow.NewTimer(ctx, max(e.in.NextProbeAt.Sub(now), 0)), cancel
+}
+
+// probeOnce signals "probe" to the oldest waiting delivery that takes it.
+func (e *endpoint) probeOnce() {
+	if e.in.State != policies.StateDisabled || e.in.Manual {
+		return
+	}
+	in := activities.PickProbeInput{EndpointID: e.in.EndpointID, Limit: probeCandidates}
+	var res activities.PickProbeResult
+	if err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), a.PickProbe, in).Get(e.ctx, &res); err != nil {
+		e.logf("endpoint_pick_probe_failed", err)
+		return
+	}
+	for _, id := range res.WorkflowIDs {
+		err := workflow.SignalExternalWorkflow(e.ctx, id, "", SignalProbe, nil).Get(e.ctx, nil)
+		if err == nil {
+			e.lastProbe = id
+			workflow.GetLogger(e.ctx).Info("endpoint_probe_sent", "endpoint_id", e.in.EndpointID, "workflow_id", id)
+			return
+		}
+	}
+}
+
+// releaseAll signals "release" to every waiting delivery of the endpoint.
+func (e *endpoint) releaseAll() {
+	in := activities.ReleaseInput{EndpointID: e.in.EndpointID}
+	var res activities.ReleaseResult
+	if err := workflow.ExecuteActivity(e.bookkeeping(10*time.Minute), a.ReleaseWaiting, in).Get(e.ctx, &res); err != nil {
+		e.logf("endpoint_release_failed", err)
+		return
+	}
+	workflow.GetLogger(e.ctx).Info("endpoint_released", "endpoint_id", e.in.EndpointID, "released", res.Released)
+}
+
+// resync takes the state recorded in the store.
+func (e *endpoint) resync() {
+	res, err := e.snapshot()
+	if err != nil {
+		e.logf("endpoint_snapshot_failed", err)
+		return
+	}
+	e.adoptState(res.Snapshot.State)
+}
+
+// adoptState takes a state found in the store (changed outside this workflow).
+func (e *endpoint) adoptState(state string) {
+	if state == e.in.State {
+		return
+	}
+	e.in.State, e.changedAt = state, workflow.Now(e.ctx)
+	e.upsert()
+	e.armProbe()
+}

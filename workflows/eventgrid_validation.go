@@ -1,0 +1,59 @@
+package workflows
+
+import (
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/activities"
+)
+
+// ValidationInput is the input of the EventGridValidation workflow.
+type ValidationInput struct {
+	SubscriptionID string
+	Code           string
+}
+
+// ValidationResult is the result of the EventGridValidation workflow.
+type ValidationResult struct {
+	Validated bool
+}
+
+// ValidationStartOptions are the options the API starts a handshake with;
+// one workflow per (subscription, code).
+func ValidationStartOptions(in ValidationInput) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    "eventgrid-validation/" + in.SubscriptionID + "/" + in.Code,
+		TaskQueue:             TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}
+}
+
+// EventGridValidation performs the validation handshake of a new Event Grid
+// WebHook subscription (POLICIES.md §eventgrid): the validation event is sent
+// up to 6 times over about 5 minutes; if the endpoint never echoes the code
+// the subscription is marked failed and its events stay pending.
+func EventGridValidation(ctx workflow.Context, in ValidationInput) (ValidationResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 10 * time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 2 * time.Minute, MaximumAttempts: 6,
+		},
+	})
+	var res activities.ValidateResult
+	err := workflow.ExecuteActivity(actx, a.ValidateEventGrid, activities.ValidateInput(in)).Get(ctx, &res)
+	if err == nil {
+		return ValidationResult{Validated: res.Validated}, nil
+	}
+	workflow.GetLogger(ctx).Warn("validation_failed", "subscription_id", in.SubscriptionID, "error", err)
+	bctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+	})
+	fin := activities.FailValidationInput(in)
+	return ValidationResult{}, workflow.ExecuteActivity(bctx, a.FailEventGridValidation, fin).Get(ctx, nil)
+}

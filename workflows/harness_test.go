@@ -1,0 +1,370 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+const account = "acct_default"
+
+// eventTypes numbers the event types of fixtures, so that fixtures sharing a
+// store each match only their own subscription.
+var eventTypes atomic.Int64
+
+// receiver is a real HTTP receiver whose answers follow a script: script(n)
+// is the status code of the n-th request (0-based).
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	attempts []string // the X-Hookrelay-Attempt header of each request
+	script   func(n int) int
+}
+
+func newReceiver(t *testing.T, script func(n int) int) *receiver {
+	t.Helper()
+	r := &receiver{script: script}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		n := len(r.attempts)
+		r.attempts = append(r.attempts, req.Header.Get("X-Hookrelay-Attempt"))
+		r.mu.Unlock()
+		w.WriteHeader(r.script(n))
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// requests returns how many requests the receiver got.
+func (r *receiver) requests() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.attempts)
+}
+
+// failFirst answers code to the first k requests and 200 after.
+func failFirst(k, code int) func(int) int {
+	return func(n int) int {
+		if n < k {
+			return code
+		}
+		return http.StatusOK
+	}
+}
+
+// always answers code to every request.
+func always(code int) func(int) int { return func(int) int { return code } }
+
+// fixture is one subscription of a real store pointing at a scripted
+// receiver, and one delivery of one published event to it.
+type fixture struct {
+	st        *store.Store
+	recv      *receiver
+	sub       store.Subscription
+	eventType string
+	delivery  store.Delivery
+	policy    policies.Policy
+}
+
+// newFixture creates the subscription (policy name plus its retry_policy
+// JSON, "" for none), publishes one event and resolves the policy the way
+// the starter does.
+func newFixture(t *testing.T, policy, retryPolicy string, script func(int) int) *fixture {
+	t.Helper()
+	return newFixtureOn(t, testenv.Store(t), policy, retryPolicy, script)
+}
+
+// newFixtureOn is newFixture on a given store.
+func newFixtureOn(t *testing.T, st *store.Store, policy, retryPolicy string, script func(int) int) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{st: st, recv: newReceiver(t, script), eventType: fmt.Sprintf("order.created.%d", eventTypes.Add(1))}
+	if retryPolicy == "" {
+		retryPolicy = "{}"
+	}
+	f.sub = store.Subscription{
+		AccountID: account, URL: f.recv.URL + "/hook", EventTypes: []string{f.eventType},
+		Policy: policy, RetryPolicy: store.RawJSON(retryPolicy), Active: true,
+	}
+	if err := st.CreateSubscription(ctx, &f.sub); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := st.Publish(ctx, store.Event{AccountID: account, Type: f.eventType, Data: store.RawJSON(`{"n":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pub.Deliveries) != 1 {
+		t.Fatalf("publish made %d deliveries, want 1", len(pub.Deliveries))
+	}
+	f.delivery = pub.Deliveries[0]
+	if f.policy, err = starter.PolicyOf(f.sub); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// input is the workflow input the starter would build.
+func (f *fixture) input() workflows.DeliveryInput {
+	return workflows.DeliveryInput{
+		DeliveryID: f.delivery.ID, SubscriptionID: f.sub.ID, EndpointID: f.sub.EndpointID,
+		EventType: f.eventType, URL: f.sub.URL, Policy: f.policy,
+	}
+}
+
+// outcome is what one time-skipping run of the Delivery workflow came to.
+type outcome struct {
+	res    workflows.DeliveryResult
+	timers []time.Duration // every timer the workflow started, in order
+	starts []time.Time     // the (skipped-clock) time each Deliver activity started
+}
+
+// newEnv is a time-skipping environment with the real workflow and the real
+// activities on f's store.
+func (f *fixture) newEnv() *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(sdklog.NewStructuredLogger(testenv.Logger()))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(2 * time.Minute)
+	env.RegisterWorkflow(workflows.Delivery)
+	env.RegisterActivity(activities.New(f.st, testenv.Logger()))
+	return env
+}
+
+// run executes the Delivery workflow of f's delivery in the time-skipping
+// environment; setup may register delayed callbacks on env first.
+func (f *fixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkflowEnvironment)) outcome {
+	t.Helper()
+	env := f.newEnv()
+	var out outcome
+	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { out.timers = append(out.timers, d) })
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == "Deliver" {
+			out.starts = append(out.starts, env.Now())
+		}
+	})
+	for _, s := range setup {
+		s(env)
+	}
+	env.ExecuteWorkflow(workflows.Delivery, f.input())
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow failed: %v", err)
+	}
+	if err := env.GetWorkflowResult(&out.res); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// want is the expected end of a delivery.
+type want struct {
+	status   string
+	attempts int
+	reason   string
+	timers   []time.Duration // nil: not checked here
+}
+
+// check compares the outcome, the delivery row, its attempt rows and the
+// receiver's requests with w.
+func (f *fixture) check(t *testing.T, out outcome, w want) {
+	t.Helper()
+	if out.res.Status != w.status || out.res.Attempts != w.attempts || out.res.Reason != w.reason {
+		t.Errorf("result = %+v, want status %q, %d attempts, reason %q", out.res, w.status, w.attempts, w.reason)
+	}
+	if w.timers != nil && !equalDurations(out.timers, w.timers) {
+		t.Errorf("timers = %v\nwant     %v", out.timers, w.timers)
+	}
+	if w.timers != nil && len(w.timers) == w.attempts-1 && len(out.starts) == w.attempts {
+		if got := startOffsets(out.starts); !equalDurations(got, cumulative(w.timers)) {
+			t.Errorf("attempts made at %v after the first, want %v", got, cumulative(w.timers))
+		}
+	}
+	d := f.reload(t)
+	if d.Status != w.status || d.Attempts != w.attempts || d.FinalReason != w.reason || d.FinishedAt == nil {
+		t.Errorf("delivery row: status %q, %d attempts, reason %q, finished_at %v; want %q, %d, %q, set",
+			d.Status, d.Attempts, d.FinalReason, d.FinishedAt, w.status, w.attempts, w.reason)
+	}
+	as := f.attempts(t)
+	if len(as) != w.attempts || f.recv.requests() != w.attempts {
+		t.Fatalf("%d attempt rows, %d requests; want %d", len(as), f.recv.requests(), w.attempts)
+	}
+	for i, a := range as {
+		code := f.recv.script(i)
+		if a.Attempt != i || a.StatusCode != code || a.Success != f.policy.IsSuccess(code) {
+			t.Errorf("attempt row %d: attempt %d, status %d, success %v; want %d, %d", i, a.Attempt, a.StatusCode, a.Success, i, code)
+		}
+		if h := f.recv.attempts[i]; h != strconv.Itoa(i+1) {
+			t.Errorf("request %d: X-Hookrelay-Attempt %q, want %d", i, h, i+1)
+		}
+	}
+	f.checkDeadLetter(t, out, w)
+}
+
+// checkDeadLetter checks that a dead letter exists exactly when the delivery
+// was dead-lettered, and that it matches the delivery.
+func (f *fixture) checkDeadLetter(t *testing.T, out outcome, w want) {
+	t.Helper()
+	dls, err := f.st.ListDeadLetters(context.Background(), account, store.DeadLetterFilter{SubscriptionID: f.sub.ID, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.status != store.StatusDeadLettered {
+		if len(dls) != 0 || out.res.DeadLetterID != "" {
+			t.Errorf("%d dead letters for a %s delivery, want none", len(dls), w.status)
+		}
+		return
+	}
+	if len(dls) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dls))
+	}
+	dl := dls[0]
+	if dl.ID != out.res.DeadLetterID {
+		t.Errorf("dead letter %s, the workflow reported %q", dl.ID, out.res.DeadLetterID)
+	}
+	last := 0
+	if w.attempts > 0 {
+		last = f.recv.script(w.attempts - 1)
+	}
+	if dl.DeliveryID != f.delivery.ID || dl.Reason != w.reason || dl.Attempts != w.attempts || dl.LastStatusCode != last {
+		t.Errorf("dead letter %+v does not match the delivery (reason %q, %d attempts)", dl, w.reason, w.attempts)
+	}
+}
+
+// reload reads the delivery row.
+func (f *fixture) reload(t *testing.T) store.Delivery {
+	t.Helper()
+	d, err := f.st.GetDelivery(context.Background(), account, f.delivery.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// attempts reads the attempt rows.
+func (f *fixture) attempts(t *testing.T) []store.Attempt {
+	t.Helper()
+	as, err := f.st.Attempts(context.Background(), f.delivery.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
+// scheduledOffsets is each attempt's scheduled_at minus the first's, to the
+// millisecond (PostgreSQL keeps microseconds).
+func (f *fixture) scheduledOffsets(t *testing.T) []time.Duration {
+	t.Helper()
+	as := f.attempts(t)
+	out := make([]time.Duration, len(as))
+	for i, a := range as {
+		out[i] = a.ScheduledAt.Sub(as[0].ScheduledAt).Round(time.Millisecond)
+	}
+	return out
+}
+
+// active reports whether the subscription is active.
+func (f *fixture) active(t *testing.T) bool {
+	t.Helper()
+	sub, err := f.st.GetSubscription(context.Background(), account, f.sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub.Active
+}
+
+// setEndpointState sets the endpoint's circuit state directly in PostgreSQL.
+func (f *fixture) setEndpointState(t *testing.T, state string) {
+	t.Helper()
+	_, err := f.st.DB().Exec(`UPDATE endpoints SET state = $2 WHERE id = $1`, f.sub.EndpointID, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// secs converts seconds to a Duration, exactly for decimals like 84.8.
+func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// secList converts a list of seconds.
+func secList(ss ...float64) []time.Duration {
+	out := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		out[i] = secs(s)
+	}
+	return out
+}
+
+// repeat is n copies of d.
+func repeat(d time.Duration, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = d
+	}
+	return out
+}
+
+// cumulative turns gaps into offsets from the first attempt, starting at 0.
+func cumulative(gaps []time.Duration) []time.Duration {
+	out := []time.Duration{0}
+	var sum time.Duration
+	for _, g := range gaps {
+		sum += g
+		out = append(out, sum)
+	}
+	return out
+}
+
+// equalDurations compares two duration lists exactly.
+func equalDurations(a, b []time.Duration) bool { return slices.Equal(a, b) }
+
+// testStore is a migrated store on a fresh database, for subtests to share.
+func testStore(t *testing.T) *store.Store { t.Helper(); return testenv.Store(t) }
+
+// failFirstRetryingUpdate makes PostgreSQL reject the first update of f's
+// deliveries to status retrying (a sequence, so the rollback keeps count).
+func failFirstRetryingUpdate(t *testing.T, f *fixture) {
+	t.Helper()
+	_, err := f.st.DB().Exec(`CREATE SEQUENCE test_fail_once;
+		CREATE FUNCTION test_fail_once() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.status = 'retrying' AND nextval('test_fail_once') = 1 THEN
+				RAISE EXCEPTION 'injected failure';
+			END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER test_fail_once BEFORE UPDATE ON deliveries
+			FOR EACH ROW EXECUTE FUNCTION test_fail_once();`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startOffsets is each time minus the first.
+func startOffsets(ts []time.Time) []time.Duration {
+	out := make([]time.Duration, len(ts))
+	for i, x := range ts {
+		out[i] = x.Sub(ts[0])
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package workflows_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// historiesDir holds recorded Delivery histories, in the JSON of
+// `temporal workflow show --output json`.
+const historiesDir = "testdata/histories"
+
+// recording is one Delivery recorded on the dev server: its policy, retry
+// policy, receiver script and the status it must end with. endpoint, when
+// set, is the endpoint's state at the start; signal is then sent once the
+// delivery waits (after re-enabling the endpoint for a release).
+type recording struct {
+	name, policy, retryPolicy string
+	script                    func(int) int
+	status                    string
+	endpoint, signal          string
+}
+
+var recordings = []recording{
+	{name: "workfront-delivered", policy: policies.NameWorkfront, script: always(http.StatusOK), status: "delivered"},
+	{name: "workfront-legacy-dead-lettered", policy: policies.NameWorkfrontLegacy, retryPolicy: `{"max_attempts": 1}`,
+		script: always(http.StatusInternalServerError), status: "dead_lettered"},
+	{name: "sap-retry-delivered", policy: policies.NameSAP, script: failFirst(1, http.StatusServiceUnavailable), status: "delivered"},
+	{name: "sap-exhausted-queued", policy: policies.NameSAP, retryPolicy: `{"max_attempts": 2}`,
+		script: always(http.StatusServiceUnavailable), status: "queued"},
+	{name: "eventgrid-400-dead-lettered", policy: policies.NameEventGrid, retryPolicy: `{"dead_lettering": true}`,
+		script: always(http.StatusBadRequest), status: "dead_lettered"},
+	{name: "eventgrid-retry-delivered", policy: policies.NameEventGrid, script: failFirst(1, http.StatusInternalServerError), status: "delivered"},
+	{name: "eventgrid-edge-ttl-dead-lettered", policy: policies.NameEventGridEdge, retryPolicy: `{"ttl_seconds": 60}`,
+		script: always(http.StatusInternalServerError), status: "dead_lettered"},
+	{name: "custom-gaps-delivered", policy: policies.NameCustom, retryPolicy: `{"custom": {"kind": "gaps", "seconds": [1, 2]}}`,
+		script: failFirst(2, http.StatusServiceUnavailable), status: "delivered"},
+	{name: "custom-exponential-dropped", policy: policies.NameCustom,
+		retryPolicy: `{"custom": {"kind": "exponential", "base_seconds": 0.5, "factor": 2}, "max_attempts": 3,
+			"jitter_fraction": 0.2, "on_exhausted": "drop", "dead_lettering": false}`,
+		script: always(http.StatusBadGateway), status: "dropped"},
+	{name: "workfront-waiting-released", policy: policies.NameWorkfront, script: always(http.StatusOK), status: "delivered",
+		endpoint: "disabled", signal: workflows.SignalRelease},
+	{name: "workfront-waiting-probe", policy: policies.NameWorkfront, script: always(http.StatusOK), status: "delivered",
+		endpoint: "disabled", signal: workflows.SignalProbe},
+}
+
+// TestRecordHistories runs one Delivery per recording on the real dev server
+// with a real worker, store and receiver, and writes each history to
+// testdata/histories for TestReplayRecordedHistories. It runs only with
+// HOOKRELAY_RECORD_HISTORIES=1; record again after a deliberate change of the
+// workflow's commands (and version that change).
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv("HOOKRELAY_RECORD_HISTORIES") != "1" {
+		t.Skip("set HOOKRELAY_RECORD_HISTORIES=1 to record Delivery histories")
+	}
+	c := testenv.Client(t)
+	st := testenv.Store(t)
+	startWorkers(t, c, st)
+	fs := make([]*fixture, len(recordings))
+	for i, r := range recordings {
+		fs[i] = newFixtureOn(t, st, r.policy, r.retryPolicy, r.script)
+		if r.endpoint != "" {
+			fs[i].setEndpointState(t, r.endpoint)
+		}
+		startDelivery(t, c, fs[i])
+	}
+	for i, r := range recordings {
+		if r.signal != "" {
+			signalWhenWaiting(t, c, fs[i], r.signal)
+		}
+	}
+	if err := os.MkdirAll(historiesDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recordings {
+		res := awaitDelivery(t, c, fs[i], 2*time.Minute)
+		if res.Status != r.status {
+			t.Errorf("%s: status %q, want %q", r.name, res.Status, r.status)
+			continue
+		}
+		writeHistory(t, c, fs[i].delivery.WorkflowID, filepath.Join(historiesDir, r.name+".json"))
+	}
+}
+
+// signalWhenWaiting waits until f's delivery is waiting, re-enables its
+// endpoint for a release, and sends signal.
+func signalWhenWaiting(t *testing.T, c client.Client, f *fixture, signal string) {
+	t.Helper()
+	for i := 0; f.reload(t).Status != "waiting"; i++ {
+		if i == 300 {
+			t.Fatalf("%s never waited", f.delivery.ID)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if signal == workflows.SignalRelease {
+		f.setEndpointState(t, "enabled")
+	}
+	if err := c.SignalWorkflow(context.Background(), f.delivery.WorkflowID, "", signal, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeHistory fetches a closed workflow's history and writes it as JSON.
+func writeHistory(t *testing.T, c client.Client, workflowID, path string) {
+	t.Helper()
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, 0)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist.Events = append(hist.Events, e)
+	}
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplayRecordedHistories replays every recorded Delivery history
+// against the current workflow code: a change that alters the workflow's
+// commands for a recorded history (non-determinism) fails here. It needs no
+// server.
+func TestReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < len(recordings) {
+		t.Fatalf("%d recorded histories in %s, want %d: run TestRecordHistories with HOOKRELAY_RECORD_HISTORIES=1",
+			len(files), historiesDir, len(recordings))
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			r := sdkworker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
+			if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(testenv.Logger()), file); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,61 @@
+package workflows_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// TestSAPSuccessAfterFailure: POLICIES.md §sap, retry mode. The first retry
+// comes 2^3 = 8 s after the failed original; its success delivers the event
+// and the subscription stays active.
+func TestSAPSuccessAfterFailure(t *testing.T) {
+	f := newFixture(t, policies.NameSAP, "", failFirst(1, http.StatusInternalServerError))
+	out := f.run(t)
+	f.check(t, out, want{status: "delivered", attempts: 2, timers: secList(8)})
+	if !f.active(t) {
+		t.Error("subscription deactivated after a successful delivery")
+	}
+}
+
+// TestSAPExhaustedDeactivatesAndQueues: POLICIES.md §sap. Retry x at 2^(3x)
+// s after the original failure (offsets 8, 64, 512, 4096, 32768 s: timers 8,
+// 56, 448, 3584, 28672 s); when all five fail the subscription is
+// deactivated and the event queued, and later events for it are queued at
+// once without a request.
+func TestSAPExhaustedDeactivatesAndQueues(t *testing.T) {
+	f := newFixture(t, policies.NameSAP, "", always(http.StatusServiceUnavailable))
+	out := f.run(t)
+	f.check(t, out, want{status: "queued", attempts: 6, reason: string(policies.MaxAttemptsExceeded),
+		timers: secList(8, 56, 448, 3584, 28672)})
+	if got, want := f.scheduledOffsets(t), secList(0, 8, 64, 512, 4096, 32768); !equalDurations(got, want) {
+		t.Errorf("scheduled_at offsets = %v, want %v", got, want)
+	}
+	if f.active(t) {
+		t.Fatal("subscription still active after every retry failed")
+	}
+	pub, err := f.st.Publish(context.Background(), store.Event{AccountID: account, Type: f.eventType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pub.Deliveries) != 1 || pub.Deliveries[0].Status != "queued" {
+		t.Errorf("later event's deliveries = %+v, want one queued", pub.Deliveries)
+	}
+}
+
+// TestSAPMoreRetries: POLICIES.md §sap: "the default is 5 retries,
+// configurable". max_attempts 8 extends the 2^(3x) formula to 7 retries.
+func TestSAPMoreRetries(t *testing.T) {
+	f := newFixture(t, policies.NameSAP, `{"max_attempts": 8}`, always(http.StatusBadGateway))
+	out := f.run(t)
+	f.check(t, out, want{status: "queued", attempts: 8, reason: string(policies.MaxAttemptsExceeded),
+		timers: secList(8, 56, 448, 3584, 28672, 229376, 1835008)})
+	last := f.scheduledOffsets(t)[7]
+	if last != 1<<21*time.Second {
+		t.Errorf("retry 7 at %v, want 2^21 s", last)
+	}
+}

@@ -1,0 +1,141 @@
+package workflows_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// workfrontOffsets are retries 1..11 of POLICIES.md §workfront:
+// (2^k - 1) * 84.8 s after the first failure.
+func workfrontOffsets() []time.Duration {
+	out := make([]time.Duration, 11)
+	for k := 1; k <= 11; k++ {
+		out[k-1] = time.Duration((1<<k)-1) * 84800 * time.Millisecond
+	}
+	return out
+}
+
+// TestWorkfrontSuccessAfterFailures: POLICIES.md §workfront. Two failures,
+// then success: the retries come 84.8 s and 254.4 s after the first failure
+// (timers of 84.8 s and 169.6 s), and the delivery ends delivered.
+func TestWorkfrontSuccessAfterFailures(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfront, "", failFirst(2, http.StatusServiceUnavailable))
+	out := f.run(t)
+	f.check(t, out, want{status: "delivered", attempts: 3, timers: secList(84.8, 169.6)})
+	if got, want := f.scheduledOffsets(t), secList(0, 84.8, 254.4); !equalDurations(got, want) {
+		t.Errorf("scheduled_at offsets = %v, want %v", got, want)
+	}
+}
+
+// TestWorkfrontAllAttemptsFail: POLICIES.md §workfront. Every delivery fails:
+// 12 deliveries, retry k at (2^k - 1) * 84.8 s after the first failure (the
+// offset reading: timers 84.8 s, 169.6 s, 339.2 s, ... doubling), then a
+// dead letter instead of the original's drop.
+func TestWorkfrontAllAttemptsFail(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusInternalServerError))
+	out := f.run(t)
+	var timers []time.Duration
+	for k := 0; k < 11; k++ {
+		timers = append(timers, time.Duration(1<<k)*84800*time.Millisecond)
+	}
+	f.check(t, out, want{status: "dead_lettered", attempts: 12,
+		reason: string(policies.MaxAttemptsExceeded), timers: timers})
+	offsets := append([]time.Duration{0}, workfrontOffsets()...)
+	if got := f.scheduledOffsets(t); !equalDurations(got, offsets) {
+		t.Errorf("scheduled_at offsets = %v\nwant %v", got, offsets)
+	}
+	if last := offsets[len(offsets)-1]; last != secs(173585.6) {
+		t.Errorf("retry 11 at %v, want 173585.6 s (about 48.2 h)", last)
+	}
+}
+
+// TestWorkfrontWaitingReleased: POLICIES.md §workfront, the circuit breaker.
+// A delivery to a disabled URL makes no request and waits; it is bounded by
+// its own 48-hour limit (a timer to the last retry's offset, 173,585.6 s);
+// the release signal after the URL is re-enabled lets it deliver.
+func TestWorkfrontWaitingReleased(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
+	f.setEndpointState(t, "disabled")
+	out := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			if d := f.reload(t); d.Status != "waiting" || f.recv.requests() != 0 {
+				t.Errorf("while disabled: status %q, %d requests; want waiting, 0", d.Status, f.recv.requests())
+			}
+			f.setEndpointState(t, "enabled")
+			env.SignalWorkflow(workflows.SignalRelease, nil)
+		}, time.Hour)
+	})
+	f.check(t, out, want{status: "delivered", attempts: 1, timers: secList(173585.6)})
+	if got := f.scheduledOffsets(t); !equalDurations(got, []time.Duration{0}) {
+		t.Errorf("scheduled_at offsets = %v", got)
+	}
+}
+
+// TestWorkfrontWaitingDeadline: POLICIES.md §workfront: "messages for a
+// disabled or frozen URL wait; their own 48-hour limit still runs". A frozen
+// URL that is never re-enabled: no request, and at the limit the delivery is
+// dead-lettered as TimeToLiveExceeded.
+func TestWorkfrontWaitingDeadline(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
+	f.setEndpointState(t, "frozen")
+	out := f.run(t)
+	f.check(t, out, want{status: "dead_lettered", attempts: 0,
+		reason: string(policies.TTLExceeded), timers: secList(173585.6)})
+}
+
+// TestWorkfrontProbe: POLICIES.md §workfront: "a disabled URL is still
+// tried, but only as a probe". A probe signal makes one attempt although the
+// endpoint is still disabled; its success delivers the message.
+func TestWorkfrontProbe(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
+	f.setEndpointState(t, "disabled")
+	out := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalProbe, nil) }, 10*time.Minute)
+	})
+	f.check(t, out, want{status: "delivered", attempts: 1, timers: secList(173585.6)})
+}
+
+// TestWorkfrontLegacySuccessAfterFailures: POLICIES.md §workfront-legacy. A
+// retry every 10 minutes: three failures, then success.
+func TestWorkfrontLegacySuccessAfterFailures(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfrontLegacy, "", failFirst(3, http.StatusBadGateway))
+	out := f.run(t)
+	f.check(t, out, want{status: "delivered", attempts: 4, timers: repeat(10*time.Minute, 3)})
+}
+
+// TestWorkfrontLegacyAllAttemptsFail: POLICIES.md §workfront-legacy: at most
+// 12 retries 10 minutes apart (two hours), then a permanent failure,
+// dead-lettered here.
+func TestWorkfrontLegacyAllAttemptsFail(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfrontLegacy, "", always(http.StatusInternalServerError))
+	out := f.run(t)
+	f.check(t, out, want{status: "dead_lettered", attempts: 13,
+		reason: string(policies.MaxAttemptsExceeded), timers: repeat(10*time.Minute, 12)})
+	offsets := f.scheduledOffsets(t)
+	if last := offsets[len(offsets)-1]; last != 2*time.Hour {
+		t.Errorf("last retry %v after the first attempt, want 2h", last)
+	}
+}
+
+// TestWorkfrontScheduleSurvivesSlowBookkeeping: POLICIES.md §workfront:
+// retry 1 is made 84.8 s after the first failure, even when recording the
+// retrying status takes a while (here PostgreSQL rejects the first try and
+// Temporal retries it a second later): the retry is not pushed back by it.
+func TestWorkfrontScheduleSurvivesSlowBookkeeping(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfront, "", failFirst(1, http.StatusServiceUnavailable))
+	failFirstRetryingUpdate(t, f)
+	out := f.run(t)
+	f.check(t, out, want{status: "delivered", attempts: 2})
+	if len(out.starts) != 2 {
+		t.Fatalf("%d Deliver activities, want 2", len(out.starts))
+	}
+	if got := out.starts[1].Sub(out.starts[0]); got != secs(84.8) {
+		t.Errorf("retry 1 made %v after the first failure, want 84.8s", got)
+	}
+}
