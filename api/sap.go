@@ -25,7 +25,6 @@ const (
 // registerSAP adds the SAP Open Connectors mode (POLICIES.md §sap): account
 // authentication for every route, the accounts routes, and the pull queue.
 func (s *Server) registerSAP(e *echo.Echo) {
-	e.Use(s.authenticate)
 	e.POST("/accounts", s.createAccount)
 	e.GET("/accounts/:id", s.getAccount, s.requireAccount)
 	e.PATCH("/accounts/:id/settings", s.setAccountSettings, s.requireAccount)

@@ -9,7 +9,8 @@ import (
 )
 
 // Final statuses of a delivery; the others (pending, retrying, waiting) mean
-// it is still in flight.
+// it is still in flight. A redelivered one (StatusRedelivered) was queued and
+// handed on to a fresh delivery.
 const (
 	StatusDelivered    = "delivered"
 	StatusDeadLettered = "dead_lettered"
@@ -20,7 +21,7 @@ const (
 // IsFinal reports whether status ends a delivery.
 func IsFinal(status string) bool {
 	switch status {
-	case StatusDelivered, StatusDeadLettered, StatusDropped, StatusQueued:
+	case StatusDelivered, StatusDeadLettered, StatusDropped, StatusQueued, StatusRedelivered:
 		return true
 	}
 	return false
@@ -30,7 +31,7 @@ func IsFinal(status string) bool {
 // next attempt is due.
 func (s *Store) SetInFlight(ctx context.Context, id, status string, next *time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = $2, next_attempt_at = $3,
-		updated_at = now() WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued')`,
+		updated_at = now() WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued', 'redelivered')`,
 		id, status, next)
 	if err != nil {
 		return fmt.Errorf("store: set delivery status: %w", err)
@@ -57,7 +58,7 @@ func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
 		var d Delivery
 		err := tx.GetContext(ctx, &d, `UPDATE deliveries SET status = $2, final_reason = $3,
 				next_attempt_at = NULL, finished_at = now(), updated_at = now()
-			WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued')
+			WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued', 'redelivered')
 			RETURNING `+deliveryCols, f.DeliveryID, f.Status, f.Reason)
 		if err != nil {
 			return notFound(err, "unfinished delivery", f.DeliveryID)
