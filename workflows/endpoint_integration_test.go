@@ -243,3 +243,14 @@ func checkEndpointAPI(t *testing.T, st *store.Store, id string) {
 		t.Fatalf("GET endpoint = %s", rec.Body)
 	}
 }
+
+// TestEndpointGoneLive: a 410 Gone from the endpoint disables it at once.
+func TestEndpointGoneLive(t *testing.T) {
+	l := newLiveEnv(t)
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) }))
+	t.Cleanup(gone.Close)
+	sub := l.subscribe(t, gone.URL+"/gone", `{"custom":{"kind":"fixed","interval_seconds":1},"max_attempts":100}`)
+	l.publish(t, sub)
+	eventually(t, "disabled", func() bool { return l.endpointState(t, sub.EndpointID) == policies.StateDisabled })
+	checkChanges(t, l.st, sub.EndpointID, []string{policies.StateDisabled}, "410 Gone from delivery")
+}
