@@ -1,0 +1,133 @@
+package activities_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// deliveryTo stores a subscription to url and an event, and returns the
+// delivery made for it.
+func deliveryTo(t *testing.T, st *store.Store, url string) store.Delivery {
+	t.Helper()
+	ctx := context.Background()
+	typ := t.Name()
+	sub := store.Subscription{AccountID: store.DefaultAccount, URL: url, EventTypes: []string{typ},
+		Policy: "workfront", Active: true}
+	if err := st.CreateSubscription(ctx, &sub); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: typ, Data: store.RawJSON(`{"a":1}`)})
+	if err != nil || len(res.Deliveries) != 1 {
+		t.Fatalf("publish: %v %v", res, err)
+	}
+	return res.Deliveries[0]
+}
+
+// TestDeliverErrorKinds: each kind of failure is named and recorded with the
+// attempt, against real servers that fail in each way.
+func TestDeliverErrorKinds(t *testing.T) {
+	st := testenv.Store(t)
+	acts := activities.New(st, testenv.Logger())
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer tlsSrv.Close()
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Why", "moved on")
+		w.WriteHeader(http.StatusGone)
+		_, _ = w.Write([]byte(strings.Repeat("x", 5000)))
+	}))
+	defer gone.Close()
+	cases := []struct{ name, url, kind string }{
+		{"timeout", slow.URL, activities.KindTimeout},
+		{"refused", "http://" + closedAddr(t), activities.KindConnectionRefused},
+		{"tls", tlsSrv.URL, activities.KindTLS},
+		{"dns", "http://no-such-host.invalid/", activities.KindDNS},
+		{"status", gone.URL, activities.KindHTTPStatus},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := deliveryTo(t, st, tc.url)
+			res, err := acts.Deliver(context.Background(), activities.DeliverInput{
+				DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Success || res.ErrorKind != tc.kind {
+				t.Fatalf("result %+v, want error kind %q", res, tc.kind)
+			}
+			as, err := st.Attempts(context.Background(), d.ID)
+			if err != nil || len(as) != 1 || as[0].ErrorKind != tc.kind || as[0].Success {
+				t.Fatalf("recorded %+v (%v)", as, err)
+			}
+			if tc.kind == activities.KindHTTPStatus {
+				assertResponseKept(t, as[0])
+			}
+		})
+	}
+}
+
+// assertResponseKept: the status, the headers and a bounded prefix of the
+// body are kept with the attempt.
+func assertResponseKept(t *testing.T, a store.Attempt) {
+	t.Helper()
+	if a.StatusCode != http.StatusGone || len(a.ResponseBody) != 1024 || !strings.Contains(string(a.ResponseHeaders), "moved on") {
+		t.Fatalf("attempt kept status %d, body %d bytes, headers %s", a.StatusCode, len(a.ResponseBody), a.ResponseHeaders)
+	}
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// TestDeliverRecordsOnce: the same attempt recorded twice (an activity
+// retried after a crash) counts once against the endpoint.
+func TestDeliverRecordsOnce(t *testing.T) {
+	st := testenv.Store(t)
+	acts := activities.New(st, testenv.Logger())
+	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer ok.Close()
+	d := deliveryTo(t, st, ok.URL)
+	in := activities.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}
+	for i := 0; i < 2; i++ {
+		res, err := acts.Deliver(context.Background(), in)
+		if err != nil || !res.Success {
+			t.Fatalf("deliver: %+v %v", res, err)
+		}
+	}
+	var attempts, rows int
+	if err := st.DB().Get(&attempts, `SELECT attempts FROM endpoints WHERE id = $1`, d.EndpointID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DB().Get(&rows, `SELECT count(*) FROM attempts WHERE delivery_id = $1`, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 1 || rows != 1 {
+		t.Fatalf("endpoint counted %d attempts, %d rows; want 1 and 1", attempts, rows)
+	}
+}
