@@ -24,6 +24,7 @@ type Error struct {
 	Field   string `json:"field,omitempty"`
 }
 
+// Error returns the message, so an *Error is an error handlers can return.
 func (e *Error) Error() string { return e.Message }
 
 // invalid is a 400 naming the offending field.
