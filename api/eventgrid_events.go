@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"regexp"
@@ -26,7 +28,7 @@ type EventGridEvent struct {
 	Topic           string          `json:"topic"`
 	Subject         string          `json:"subject"`
 	EventType       string          `json:"eventType"`
-	EventTime       *time.Time      `json:"eventTime"`
+	EventTime       string          `json:"eventTime"` // RFC 3339
 	Data            json.RawMessage `json:"data"`
 	DataVersion     string          `json:"dataVersion"`
 	MetadataVersion string          `json:"metadataVersion"`
@@ -61,8 +63,11 @@ func (s *Server) publishEventGrid(c echo.Context) error {
 		in, err = parseCloudEvents(body, true)
 	case ContentTypeCloudEvent:
 		in, err = parseCloudEvents(body, false)
-	default:
+	case "", echo.MIMEApplicationJSON:
 		in, err = parseEventGridEvents(body)
+	default:
+		return invalid(echo.HeaderContentType, "Content-Type must be %s, %s or %s, got %q",
+			echo.MIMEApplicationJSON, ContentTypeCloudEvent, ContentTypeCloudEventBatch, mt)
 	}
 	if err != nil {
 		return err
@@ -94,40 +99,68 @@ func (s *Server) startLogged(c echo.Context, ds []store.Delivery) {
 	}
 }
 
-// parseEventGridEvents reads a JSON array of Event Grid events.
+// parseEventGridEvents reads a JSON array of Event Grid events. Each event is
+// decoded on its own, so an error names its index ("[1].eventTime").
 func parseEventGridEvents(body []byte) ([]inbound, error) {
-	var evs []EventGridEvent
-	if err := decodeVendor(body, &evs); err != nil {
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] != '[' {
+		return nil, invalid("", "send a JSON array of Event Grid events")
+	}
+	var raws []json.RawMessage
+	if err := decodeVendor(body, &raws); err != nil {
 		return nil, err
 	}
-	if len(evs) == 0 {
+	if len(raws) == 0 {
 		return nil, invalid("", "send a JSON array of at least one event")
 	}
-	out := make([]inbound, 0, len(evs))
-	for i, e := range evs {
-		p := "[" + strconv.Itoa(i) + "]."
-		switch {
-		case e.ID == "" || len(e.ID) > 200:
-			return nil, invalid(p+"id", "id is required (at most 200 characters)")
-		case e.EventType == "" || len(e.EventType) > 200:
-			return nil, invalid(p+"eventType", "eventType is required (at most 200 characters)")
-		case e.Subject == "":
-			return nil, invalid(p+"subject", "subject is required")
-		case e.EventTime == nil:
-			return nil, invalid(p+"eventTime", "eventTime is required")
-		case e.MetadataVersion != "" && e.MetadataVersion != "1":
-			return nil, invalid(p+"metadataVersion", `metadataVersion must be "1"`)
+	out := make([]inbound, 0, len(raws))
+	for i, raw := range raws {
+		e, err := parseEventGridEvent(raw, "["+strconv.Itoa(i)+"]")
+		if err != nil {
+			return nil, err
 		}
-		data := e.Data
-		if len(data) == 0 {
-			data = json.RawMessage("null")
-		}
-		out = append(out, inbound{
-			ev:     store.Event{ExternalID: e.ID, Type: e.EventType, Subject: e.Subject, Data: store.RawJSON(data), OccurredAt: *e.EventTime},
-			fields: store.EventFields{DataVersion: e.DataVersion, Source: e.Topic},
-		})
+		out = append(out, e)
 	}
 	return out, nil
+}
+
+// parseEventGridEvent decodes and checks the event at index idx.
+func parseEventGridEvent(raw json.RawMessage, idx string) (inbound, error) {
+	var e EventGridEvent
+	if err := decodeVendor(raw, &e); err != nil {
+		var apiErr *Error
+		if !errors.As(err, &apiErr) {
+			return inbound{}, err
+		}
+		field := idx
+		if apiErr.Field != "" {
+			field = idx + "." + apiErr.Field
+		}
+		return inbound{}, invalid(field, "%s: %s", idx, apiErr.Message)
+	}
+	p := idx + "."
+	at, timeErr := time.Parse(time.RFC3339Nano, e.EventTime)
+	switch {
+	case e.ID == "" || len(e.ID) > 200:
+		return inbound{}, invalid(p+"id", "id is required (at most 200 characters)")
+	case e.EventType == "" || len(e.EventType) > 200:
+		return inbound{}, invalid(p+"eventType", "eventType is required (at most 200 characters)")
+	case e.Subject == "":
+		return inbound{}, invalid(p+"subject", "subject is required")
+	case e.EventTime == "":
+		return inbound{}, invalid(p+"eventTime", "eventTime is required")
+	case timeErr != nil:
+		return inbound{}, invalid(p+"eventTime", "eventTime must be an RFC 3339 timestamp, got %q", e.EventTime)
+	case e.MetadataVersion != "" && e.MetadataVersion != "1":
+		return inbound{}, invalid(p+"metadataVersion", `metadataVersion must be "1"`)
+	}
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return inbound{
+		ev:     store.Event{ExternalID: e.ID, Type: e.EventType, Subject: e.Subject, Data: store.RawJSON(data), OccurredAt: at},
+		fields: store.EventFields{DataVersion: e.DataVersion, Source: e.Topic},
+	}, nil
 }
 
 // ceExtension is the CloudEvents rule for attribute names.

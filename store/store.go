@@ -95,8 +95,12 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	return nil
 }
 
-// notFound turns sql.ErrNoRows into ErrNotFound, naming what was missing.
+// notFound turns sql.ErrNoRows into ErrNotFound, naming what was missing;
+// nil stays nil.
 func notFound(err error, what, id string) error {
+	if err == nil {
+		return nil
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%s %q: %w", what, id, ErrNotFound)
 	}
