@@ -72,15 +72,7 @@ func (b *batch) run() (DeliveryResult, error) {
 
 // attempt runs DeliverBatch once, on the deliveries or the retries queue.
 func (b *batch) attempt(scheduled time.Time) activities.DeliverResult {
-	queue := DeliveriesQueue
-	if b.pr.Attempts > 0 {
-		queue = RetriesQueue
-	}
-	ctx := workflow.WithActivityOptions(b.ctx, workflow.ActivityOptions{
-		TaskQueue:           queue,
-		StartToCloseTimeout: b.in.Policy.Timeout + 15*time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
+	ctx := attemptOptions(b.ctx, b.pr.Attempts, b.in.Policy.Timeout)
 	in := activities.BatchInput{
 		BatchID: b.in.BatchID, DeliveryIDs: b.in.DeliveryIDs, Attempt: b.pr.Attempts,
 		ScheduledAt: scheduled, Timeout: b.in.Policy.Timeout, Success: b.in.Policy.SuccessCodes,

@@ -118,15 +118,7 @@ func (d *delivery) run() (DeliveryResult, error) {
 // attempt runs the Deliver activity once: the first attempt on the deliveries
 // queue, retries on the retries queue, never retried by Temporal itself.
 func (d *delivery) attempt(scheduled time.Time, probe bool) activities.DeliverResult {
-	queue := DeliveriesQueue
-	if d.pr.Attempts > 0 {
-		queue = RetriesQueue
-	}
-	ctx := workflow.WithActivityOptions(d.ctx, workflow.ActivityOptions{
-		TaskQueue:           queue,
-		StartToCloseTimeout: d.in.Policy.Timeout + 15*time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
+	ctx := attemptOptions(d.ctx, d.pr.Attempts, d.in.Policy.Timeout)
 	in := activities.DeliverInput{
 		DeliveryID: d.in.DeliveryID, Attempt: d.pr.Attempts, ScheduledAt: scheduled,
 		Timeout: d.in.Policy.Timeout, Probe: probe, Success: d.in.Policy.SuccessCodes,
@@ -140,6 +132,21 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) activities.DeliverRe
 		return activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
 	}
 	return res
+}
+
+// attemptOptions are the options of one HTTP attempt: the first on the
+// deliveries queue, retries on the retries queue, bounded by the policy's
+// timeout, never retried by Temporal itself (each attempt is one execution).
+func attemptOptions(ctx workflow.Context, attempts int, timeout time.Duration) workflow.Context {
+	queue := DeliveriesQueue
+	if attempts > 0 {
+		queue = RetriesQueue
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           queue,
+		StartToCloseTimeout: timeout + 15*time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
 }
 
 // undeliverableStatus is where an event goes that can never succeed.
