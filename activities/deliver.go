@@ -112,6 +112,7 @@ func (a *Activities) post(ctx context.Context, t store.Target, in DeliverInput, 
 	}
 	setHeaders(req, t, in)
 	rec.StartedAt = time.Now()
+	sign(req, t.SigningSecret, t.ExternalID, body, rec.StartedAt)
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		rec.DurationMs = msSince(rec.StartedAt)
@@ -136,7 +137,7 @@ func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds())
 func setHeaders(req *http.Request, t store.Target, in DeliverInput) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "hookrelay/1")
-	req.Header.Set("Webhook-Id", t.ExternalID)
+	req.Header.Set(HeaderWebhookID, t.ExternalID)
 	req.Header.Set("X-Hookrelay-Event-Type", t.EventType)
 	req.Header.Set("X-Hookrelay-Delivery", t.DeliveryID)
 	req.Header.Set("X-Hookrelay-Attempt", strconv.Itoa(in.Attempt+1))

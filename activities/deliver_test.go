@@ -2,6 +2,10 @@ package activities_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -129,5 +133,42 @@ func TestDeliverRecordsOnce(t *testing.T) {
 	}
 	if attempts != 1 || rows != 1 {
 		t.Fatalf("endpoint counted %d attempts, %d rows; want 1 and 1", attempts, rows)
+	}
+}
+
+// TestDeliverSigned: every request carries the Standard Webhooks signature
+// headers, and a receiver holding the subscription's secret can verify them
+// (computed here independently of activities.Signature).
+func TestDeliverSigned(t *testing.T) {
+	st := testenv.Store(t)
+	acts := activities.New(st, testenv.Logger())
+	got := make(chan *http.Request, 1)
+	bodies := make(chan []byte, 1)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r
+		bodies <- b
+	}))
+	defer rcv.Close()
+	d := deliveryTo(t, st, rcv.URL)
+	sub, err := st.GetSubscription(context.Background(), store.DefaultAccount, d.SubscriptionID)
+	if err != nil || !strings.HasPrefix(sub.SigningSecret, "whsec_") || len(sub.SigningSecret) < 60 {
+		t.Fatalf("subscription secret %q (%v)", sub.SigningSecret, err)
+	}
+	if _, err := acts.Deliver(context.Background(), activities.DeliverInput{
+		DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	r, body := <-got, <-bodies
+	id, ts := r.Header.Get("Webhook-Id"), r.Header.Get("Webhook-Timestamp")
+	mac := hmac.New(sha256.New, []byte(sub.SigningSecret))
+	mac.Write([]byte(id + "." + ts + "." + string(body)))
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	if id == "" || ts == "" || r.Header.Get("Webhook-Signature") != want {
+		t.Fatalf("headers id=%q ts=%q sig=%q, want sig %q", id, ts, r.Header.Get("Webhook-Signature"), want)
+	}
+	other := activities.Signature("whsec_other", id, 0, body)
+	if other == want {
+		t.Fatal("a different secret gives the same signature")
 	}
 }

@@ -24,6 +24,7 @@ type Target struct {
 	URL              string    `db:"url"`
 	EndpointID       string    `db:"endpoint_id"`
 	EndpointState    string    `db:"state"`
+	SigningSecret    string    `db:"signing_secret"`
 	// Event Grid and CloudEvents fields (migration 00004).
 	DataVersion     string  `db:"data_version"`
 	Source          string  `db:"source"`
@@ -36,7 +37,7 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	var t Target
 	err := s.db.GetContext(ctx, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
-			s.name, s.options, s.url, p.id AS endpoint_id, p.state,
+			s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
 			e.data_version, e.source, e.data_content_type, e.extensions
 		FROM deliveries d
 		JOIN events e ON e.id = d.event_id

@@ -98,7 +98,7 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 	if err != nil {
 		return false, err
 	}
-	sub.ID = existing.ID
+	sub.ID, sub.SigningSecret = existing.ID, existing.SigningSecret
 	return false, s.inTx(ctx, func(tx *sqlx.Tx) error {
 		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
 		if err != nil {

@@ -63,11 +63,13 @@ type Subscription struct {
 	RetryPolicy RawJSON        `db:"retry_policy" json:"retry_policy"`
 	Active      bool           `db:"active" json:"active"`
 	Options     RawJSON        `db:"options" json:"options,omitempty"`
-	CreatedAt   time.Time      `db:"created_at" json:"created_at"`
-	UpdatedAt   time.Time      `db:"updated_at" json:"updated_at"`
+	// SigningSecret signs every delivery (see activities.Sign).
+	SigningSecret string    `db:"signing_secret" json:"signing_secret"`
+	CreatedAt     time.Time `db:"created_at" json:"created_at"`
+	UpdatedAt     time.Time `db:"updated_at" json:"updated_at"`
 }
 
-const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy,
+const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy, signing_secret,
 	retry_policy, active, options, created_at, updated_at`
 
 // CreateSubscription stores sub, creating its endpoint (one per URL within
@@ -91,10 +93,10 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 		err = tx.QueryRowxContext(ctx, `INSERT INTO subscriptions
 			(id, account_id, endpoint_id, name, url, event_types, policy, retry_policy, active, options)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-			RETURNING created_at, updated_at`,
+			RETURNING created_at, updated_at, signing_secret`,
 			sub.ID, sub.AccountID, sub.EndpointID, sub.Name, sub.URL, sub.EventTypes,
 			sub.Policy, sub.RetryPolicy, sub.Active, sub.Options,
-		).Scan(&sub.CreatedAt, &sub.UpdatedAt)
+		).Scan(&sub.CreatedAt, &sub.UpdatedAt, &sub.SigningSecret)
 		return uniqueConflict(err, "subscription")
 	})
 }
