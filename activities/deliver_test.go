@@ -161,7 +161,11 @@ func TestDeliverSigned(t *testing.T) {
 	}
 	r, body := <-got, <-bodies
 	id, ts := r.Header.Get("Webhook-Id"), r.Header.Get("Webhook-Timestamp")
-	mac := hmac.New(sha256.New, []byte(sub.SigningSecret))
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(sub.SigningSecret, "whsec_"))
+	if err != nil {
+		t.Fatalf("secret %q is not whsec_<base64>: %v", sub.SigningSecret, err)
+	}
+	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(id + "." + ts + "." + string(body)))
 	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 	if id == "" || ts == "" || r.Header.Get("Webhook-Signature") != want {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,12 +21,23 @@ const (
 
 // Signature is the value of the Webhook-Signature header for a request with
 // this id, timestamp (Unix seconds) and body: "v1," and the base64 of
-// HMAC-SHA256(secret, id + "." + timestamp + "." + body).
+// HMAC-SHA256(key, id + "." + timestamp + "." + body), where the key is the
+// base64-decoded part of the secret after "whsec_", as Standard Webhooks'
+// libraries expect.
 func Signature(secret, id string, timestamp int64, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
+	mac := hmac.New(sha256.New, signingKey(secret))
 	mac.Write([]byte(id + "." + strconv.FormatInt(timestamp, 10) + "."))
 	mac.Write(body)
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// signingKey decodes a "whsec_<base64>" secret; any other secret is its own key.
+func signingKey(secret string) []byte {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil || !strings.HasPrefix(secret, "whsec_") {
+		return []byte(secret)
+	}
+	return key
 }
 
 // sign sets the signature headers on req; a subscription without a secret
