@@ -26,7 +26,7 @@ bench: bootstrap
 	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 30m ./bench/
 
 fuzz:
-	go test -run '^$$' -fuzz FuzzParse -fuzztime 5m ./where/
+	go test -run '^$$' -fuzz FuzzParse -fuzztime 5m -fuzzminimizetime 2s ./where/
 
 clean:
 	rm -rf bin .hookrelay

@@ -58,10 +58,18 @@ type StatusInput struct {
 }
 
 // StatusResult is the result of SetStatus.
-type StatusResult struct{}
+type StatusResult struct {
+	// EndpointState is the endpoint's state when the delivery was recorded
+	// as waiting ("" for other statuses).
+	EndpointState string
+}
 
 // SetStatus records an in-flight delivery's status and its next attempt time.
 func (a *Activities) SetStatus(ctx context.Context, in StatusInput) (StatusResult, error) {
+	if in.Status == "waiting" {
+		state, err := a.Store.SetWaiting(ctx, in.DeliveryID)
+		return StatusResult{EndpointState: state}, err
+	}
 	return StatusResult{}, a.Store.SetInFlight(ctx, in.DeliveryID, in.Status, in.NextAttemptAt)
 }
 

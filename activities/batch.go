@@ -12,6 +12,10 @@ import (
 // ClaimInput is the input of ClaimBatch.
 type ClaimInput struct {
 	SubscriptionID string
+	// BatchID is the id the claimed batch gets, chosen deterministically by
+	// the Batcher: a retried claim returns the batch of that id if the first
+	// try made it. Empty picks a random id.
+	BatchID string
 	// FullOnly claims nothing unless a full batch is waiting.
 	FullOnly bool
 }
@@ -35,7 +39,7 @@ func (a *Activities) ClaimBatch(ctx context.Context, in ClaimInput) (ClaimResult
 	if err != nil {
 		return ClaimResult{}, err
 	}
-	c := store.BatchClaim{SubscriptionID: sub.ID, MaxEvents: 1, FullOnly: in.FullOnly}
+	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, MaxEvents: 1, FullOnly: in.FullOnly}
 	if eg := store.EventGridOf(sub.Options); eg.Batching() {
 		c.MaxEvents, c.MaxBytes = eg.MaxEventsPerBatch, eg.PreferredBatchSizeKB*1024
 	}

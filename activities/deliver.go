@@ -63,7 +63,9 @@ func (a *Activities) Deliver(ctx context.Context, in DeliverInput) (DeliverResul
 	if err != nil {
 		return DeliverResult{}, err
 	}
-	if t.EndpointState != "enabled" && !in.Probe {
+	// A probe may go to a disabled endpoint only: a frozen one is never
+	// tried until an operator re-enables it (POLICIES.md §workfront).
+	if t.EndpointState != "enabled" && !(in.Probe && t.EndpointState == "disabled") {
 		return DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
 	body, err := requestBody(t)

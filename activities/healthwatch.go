@@ -35,19 +35,72 @@ type cachedHealth struct {
 	at  time.Time
 }
 
+// The gate's maps are pruned of entries older than gateMaxAge once they hold
+// more than gateMaxEntries, so they do not grow with every endpoint ever seen.
+const (
+	gateMaxEntries = 1024
+	gateMaxAge     = time.Minute
+)
+
 // allow reports whether key's last pass in m was at least every ago, and
 // records now as its last pass if so.
 func (g *healthGate) allow(m *map[string]time.Time, key string, now time.Time, every time.Duration) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if *m == nil {
-		*m = map[string]time.Time{}
-	}
 	if last, ok := (*m)[key]; ok && now.Sub(last) < every {
 		return false
 	}
-	(*m)[key] = now
+	g.record(m, key, now)
 	return true
+}
+
+// due reports whether key's last pass in m was at least every ago, without
+// recording anything.
+func (g *healthGate) due(m *map[string]time.Time, key string, now time.Time, every time.Duration) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	last, ok := (*m)[key]
+	return !ok || now.Sub(last) >= every
+}
+
+// mark records now as key's last pass in m.
+func (g *healthGate) mark(m *map[string]time.Time, key string, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.record(m, key, now)
+}
+
+// record sets (*m)[key] = now, pruning m when it is large; g.mu is held.
+func (g *healthGate) record(m *map[string]time.Time, key string, now time.Time) {
+	if *m == nil {
+		*m = map[string]time.Time{}
+	}
+	if len(*m) >= gateMaxEntries {
+		for k, at := range *m {
+			if now.Sub(at) > gateMaxAge {
+				delete(*m, k)
+			}
+		}
+	}
+	(*m)[key] = now
+}
+
+// cacheHealth keeps an endpoint's overrides read at c.at, pruning the cache
+// when it is large.
+func (g *healthGate) cacheHealth(endpointID string, c cachedHealth) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.overrides == nil {
+		g.overrides = map[string]cachedHealth{}
+	}
+	if len(g.overrides) >= gateMaxEntries {
+		for k, o := range g.overrides {
+			if c.at.Sub(o.at) > gateMaxAge {
+				delete(g.overrides, k)
+			}
+		}
+	}
+	g.overrides[endpointID] = c
 }
 
 // watchHealth tells the endpoint's workflow what this attempt means for the
@@ -62,7 +115,10 @@ func (a *Activities) watchHealth(ctx context.Context, in DeliverInput, rec store
 	if name == "" {
 		return
 	}
-	if name != SignalProbeResult && !a.health.allow(&a.health.signalled, c.EndpointID, time.Now(), signalEvery) {
+	// Only threshold crossings are rate-limited: a probe's result and a 410
+	// are each signalled, and a slot is taken only by a signal that went.
+	limited := name == SignalEvaluate
+	if limited && !a.health.due(&a.health.signalled, c.EndpointID, time.Now(), signalEvery) {
 		return
 	}
 	start := EndpointInput{EndpointID: c.EndpointID, Health: in.Health}
@@ -71,6 +127,9 @@ func (a *Activities) watchHealth(ctx context.Context, in DeliverInput, rec store
 	if err != nil {
 		a.Logger.ErrorContext(ctx, "endpoint_signal_failed", "endpoint_id", c.EndpointID, "signal", name, "error", err)
 		return
+	}
+	if limited {
+		a.health.mark(&a.health.signalled, c.EndpointID, time.Now())
 	}
 	a.Logger.InfoContext(ctx, "endpoint_signalled", "endpoint_id", c.EndpointID, "signal", name,
 		"delivery_id", in.DeliveryID, "consecutive_failures", c.ConsecutiveFailures)
@@ -100,7 +159,8 @@ func (a *Activities) healthSignal(ctx context.Context, in DeliverInput, rec stor
 // on the window's sums (read at most every windowEvery per endpoint).
 func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Counters) bool {
 	now := time.Now()
-	s := policies.Snapshot{State: c.State, Consecutive: c.ConsecutiveFailures, Now: now}
+	// As the endpoint workflow decides: never succeeded counts from creation.
+	s := policies.Snapshot{State: c.State, Consecutive: c.ConsecutiveFailures, Now: now, LastSuccessAt: c.CreatedAt}
 	if c.LastSuccessAt != nil {
 		s.LastSuccessAt = *c.LastSuccessAt
 	}
@@ -133,12 +193,7 @@ func (a *Activities) effectiveHealth(ctx context.Context, endpointID string, h p
 			return h
 		}
 		cached = cachedHealth{raw: e.Health, at: now}
-		a.health.mu.Lock()
-		if a.health.overrides == nil {
-			a.health.overrides = map[string]cachedHealth{}
-		}
-		a.health.overrides[endpointID] = cached
-		a.health.mu.Unlock()
+		a.health.cacheHealth(endpointID, cached)
 	}
 	eff, err := endpointHealth(h, cached.raw)
 	if err != nil {

@@ -61,17 +61,23 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 200 only when PostgreSQL and Temporal both answer.
+// readyz answers 200 only when PostgreSQL and Temporal both answer. A failed
+// check reads "unavailable"; its error (addresses and all) goes to the log,
+// not to the unauthenticated caller.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 	defer cancel()
 	checks := map[string]string{"postgres": "ok", "temporal": "ok"}
 	status := http.StatusOK
+	fail := func(check string, err error) {
+		s.Logger.WarnContext(ctx, "readiness_check_failed", "check", check, "error", err)
+		checks[check], status = "unavailable", http.StatusServiceUnavailable
+	}
 	if err := s.Store.Ping(ctx); err != nil {
-		checks["postgres"], status = err.Error(), http.StatusServiceUnavailable
+		fail("postgres", err)
 	}
 	if _, err := s.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-		checks["temporal"], status = err.Error(), http.StatusServiceUnavailable
+		fail("temporal", err)
 	}
 	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
 }

@@ -25,17 +25,23 @@ func (s *Server) getDelivery(c echo.Context) error {
 }
 
 // retryDelivery starts a fresh delivery of a finished delivery's event now.
+// A queued delivery is refused: it stays pullable as queued, so pushing it
+// too would deliver it twice; the SAP redeliver hands it on instead.
 func (s *Server) retryDelivery(c echo.Context) error {
 	d, err := s.Store.GetDelivery(c.Request().Context(), account(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return s.followUp(c, d)
+	if d.Status == store.StatusQueued {
+		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "delivery " + d.ID +
+			" is queued (still pullable); redeliver it with PUT /notifications/subscriptions/deliveries?where=id='" + d.ID + "'"}
+	}
+	return s.followUp(c, d, false)
 }
 
-func (s *Server) followUp(c echo.Context, prev store.Delivery) error {
+func (s *Server) followUp(c echo.Context, prev store.Delivery, redrive bool) error {
 	ctx := c.Request().Context()
-	d, err := s.Store.FollowUp(ctx, prev)
+	d, err := s.Store.FollowUp(ctx, prev, redrive)
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,7 @@ func (s *Server) getDeadLetter(c echo.Context) error {
 }
 
 // redrive delivers a dead letter's event again, as a fresh delivery linked to
-// the dead one.
+// the dead one. A dead letter is redriven at most once: again is a 409.
 func (s *Server) redrive(c echo.Context) error {
 	ctx := c.Request().Context()
 	l, err := s.Store.GetDeadLetter(ctx, account(c), c.Param("id"))
@@ -107,7 +113,7 @@ func (s *Server) redrive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.followUp(c, d)
+	return s.followUp(c, d, true)
 }
 
 func (s *Server) listPolicies(c echo.Context) error {

@@ -65,6 +65,8 @@ func toAPIError(err error) *Error {
 		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
 	case errors.Is(err, store.ErrConflict):
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: err.Error()}
+	case errors.As(err, &httpErr) && httpErr.Code == http.StatusRequestEntityTooLarge:
+		return tooLarge() // Echo's BodyLimit, before the body is read
 	case errors.As(err, &httpErr):
 		return &Error{Status: httpErr.Code, Code: strings.ReplaceAll(strings.ToLower(http.StatusText(httpErr.Code)), " ", "_"),
 			Message: fmt.Sprint(httpErr.Message)}
@@ -73,13 +75,19 @@ func toAPIError(err error) *Error {
 	}
 }
 
+// tooLarge is the one answer to an oversized body, whether Echo's BodyLimit
+// refused it by its Content-Length or decode ran over the limit reading it.
+func tooLarge() *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
+		Message: fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
+}
+
 // decode reads the JSON request body into v strictly: one object, no unknown
 // fields, types as declared. Its errors say what is wrong and where.
 func decode(c echo.Context, v any) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
-			Message: fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
+		return tooLarge()
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

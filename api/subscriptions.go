@@ -84,12 +84,24 @@ func (s *Server) createSubscription(c echo.Context) error {
 	return c.JSON(http.StatusCreated, sub)
 }
 
+// listedSubscription is a subscription as lists show it: without its
+// signing secret, which only its creation and GET /v1/subscriptions/{id} show.
+// The empty outer field shadows the embedded one and is omitted.
+type listedSubscription struct {
+	store.Subscription
+	SigningSecret string `json:"signing_secret,omitempty"`
+}
+
 func (s *Server) listSubscriptions(c echo.Context) error {
 	subs, err := s.Store.ListSubscriptions(c.Request().Context(), account(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"subscriptions": subs})
+	out := make([]listedSubscription, len(subs))
+	for i, sub := range subs {
+		out[i] = listedSubscription{Subscription: sub}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"subscriptions": out})
 }
 
 func (s *Server) getSubscription(c echo.Context) error {

@@ -64,14 +64,14 @@ func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 	return errors.Join(errs...)
 }
 
+// startOne starts d's workflow. d's subscription is looked up deleted or not
+// (SubscriptionByID, as routeEventGrid does): a delivery stored before its
+// subscription was deleted is still started and finishes like any in flight,
+// rather than failing to start on every sweep forever.
 func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[string]store.Subscription) error {
-	sub, ok := subs[d.SubscriptionID]
-	if !ok {
-		var err error
-		if sub, err = s.Store.GetSubscription(ctx, d.AccountID, d.SubscriptionID); err != nil {
-			return err
-		}
-		subs[d.SubscriptionID] = sub
+	sub, err := s.subscription(ctx, d, subs)
+	if err != nil {
+		return err
 	}
 	p, err := PolicyWith(sub, s.Defaults)
 	if err != nil {

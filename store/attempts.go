@@ -32,7 +32,11 @@ type Target struct {
 	Extensions      RawJSON `db:"extensions"`
 }
 
-// Target loads what delivery id needs for an attempt.
+// Target loads what delivery id needs for an attempt. The endpoint is the
+// subscription's current one (s.endpoint_id), the one whose URL the attempt
+// posts to, so a subscription whose URL changed gates and counts its
+// in-flight deliveries against the new endpoint, not the one they were made
+// for.
 func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	var t Target
 	err := s.db.GetContext(ctx, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
@@ -42,7 +46,7 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 		FROM deliveries d
 		JOIN events e ON e.id = d.event_id
 		JOIN subscriptions s ON s.id = d.subscription_id
-		JOIN endpoints p ON p.id = d.endpoint_id
+		JOIN endpoints p ON p.id = s.endpoint_id
 		WHERE d.id = $1`, deliveryID)
 	if err != nil {
 		return Target{}, notFound(err, "delivery", deliveryID)
@@ -73,6 +77,9 @@ type Counters struct {
 	Failures            int64      `db:"failures" json:"failures"`
 	ConsecutiveFailures int64      `db:"consecutive_failures" json:"consecutive_failures"`
 	LastSuccessAt       *time.Time `db:"last_success_at" json:"last_success_at,omitempty"`
+	// CreatedAt is when the endpoint was created: an endpoint that never
+	// succeeded counts its time without success from then.
+	CreatedAt time.Time `db:"created_at" json:"-"`
 }
 
 // RecordAttempt stores a and counts it against the endpoint (totals,
@@ -96,7 +103,7 @@ func (s *Store) RecordAttempt(ctx context.Context, endpointID string, a Attempt)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return tx.GetContext(ctx, &c, `SELECT id, state, attempts, failures, consecutive_failures,
-				last_success_at FROM endpoints WHERE id = $1`, endpointID)
+				last_success_at, created_at FROM endpoints WHERE id = $1`, endpointID)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET attempts = GREATEST(attempts, $2),
 				updated_at = now() WHERE id = $1`, a.DeliveryID, a.Attempt+1); err != nil {
@@ -130,7 +137,7 @@ func countAttempt(ctx context.Context, tx *sqlx.Tx, endpointID string, a Attempt
 			last_failure_at = CASE WHEN $2 = 1 THEN GREATEST(last_failure_at, $3) ELSE last_failure_at END,
 			updated_at = now()
 		WHERE id = $1
-		RETURNING id, state, attempts, failures, consecutive_failures, last_success_at`,
+		RETURNING id, state, attempts, failures, consecutive_failures, last_success_at, created_at`,
 		endpointID, fail, at)
 	if err != nil {
 		return Counters{}, fmt.Errorf("store: count endpoint: %w", err)

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -12,8 +14,12 @@ import (
 // §eventgrid-edge output batching).
 type BatchClaim struct {
 	SubscriptionID string
-	MaxEvents      int
-	MaxBytes       int // preferred batch size; 0 means no bound
+	// ID is the batch's id, chosen by the caller so that a retried claim is
+	// idempotent: when a batch of that id exists, it is returned as it was
+	// and nothing more is claimed. Empty picks a new random id.
+	ID        string
+	MaxEvents int
+	MaxBytes  int // preferred batch size; 0 means no bound
 	// FullOnly claims nothing unless a full batch is waiting: MaxEvents
 	// deliveries, or more than MaxBytes of them.
 	FullOnly bool
@@ -37,10 +43,14 @@ type candidate struct {
 // ClaimBatch takes the oldest unclaimed deliveries of a batching subscription
 // (at most MaxEvents, within MaxBytes of event data, but always at least one:
 // an oversize event goes alone), records them as a batch and marks them
-// started, in one transaction.
+// started, in one transaction. A claim repeated with the same c.ID returns the
+// batch claimed the first time.
 func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 	var b Batch
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if found, err := s.existingBatch(ctx, tx, c, &b); err != nil || found {
+			return err
+		}
 		var cs []candidate
 		err := tx.SelectContext(ctx, &cs, `SELECT d.id, octet_length(e.data::text) AS size
 			FROM deliveries d JOIN events e ON e.id = d.event_id
@@ -53,7 +63,10 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 		if len(take) == 0 || (c.FullOnly && !full) {
 			return s.countPending(ctx, tx, c.SubscriptionID, &b)
 		}
-		b.ID, b.DeliveryIDs = NewID("batch"), take
+		b.ID, b.DeliveryIDs = c.ID, take
+		if b.ID == "" {
+			b.ID = NewID("batch")
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO eventgrid_batches (id, subscription_id, delivery_ids)
 			VALUES ($1, $2, $3)`, b.ID, c.SubscriptionID, pq.StringArray(take)); err != nil {
 			return fmt.Errorf("store: insert batch: %w", err)
@@ -65,6 +78,24 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 		return s.countPending(ctx, tx, c.SubscriptionID, &b)
 	})
 	return b, err
+}
+
+// existingBatch fills b with the batch c.ID when it was already claimed.
+func (s *Store) existingBatch(ctx context.Context, tx *sqlx.Tx, c BatchClaim, b *Batch) (bool, error) {
+	if c.ID == "" {
+		return false, nil
+	}
+	var ids pq.StringArray
+	err := tx.GetContext(ctx, &ids, `SELECT delivery_ids FROM eventgrid_batches
+		WHERE id = $1 AND subscription_id = $2`, c.ID, c.SubscriptionID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: find batch: %w", err)
+	}
+	b.ID, b.DeliveryIDs = c.ID, ids
+	return true, s.countPending(ctx, tx, c.SubscriptionID, b)
 }
 
 // pick chooses the prefix of cs that fits: at most max entries, within

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,6 +39,27 @@ func (s *Store) SetInFlight(ctx context.Context, id, status string, next *time.T
 		return fmt.Errorf("store: set delivery status: %w", err)
 	}
 	return nil
+}
+
+// SetWaiting records that a delivery waits for its endpoint and returns the
+// endpoint's state as of that moment, read in the same statement: a delivery
+// that finds it enabled again re-attempts at once instead of waiting for a
+// release that was sent before it was recorded as waiting. A finished
+// delivery is left alone ("" state).
+func (s *Store) SetWaiting(ctx context.Context, id string) (string, error) {
+	var state string
+	err := s.db.GetContext(ctx, &state, `UPDATE deliveries d SET status = 'waiting', next_attempt_at = NULL,
+			updated_at = now()
+		WHERE d.id = $1 AND d.status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued', 'redelivered')
+		RETURNING (SELECT p.state FROM subscriptions s JOIN endpoints p ON p.id = s.endpoint_id
+			WHERE s.id = d.subscription_id)`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: set delivery waiting: %w", err)
+	}
+	return state, nil
 }
 
 // Finish is how a delivery ended.
@@ -112,8 +135,11 @@ func (s *Store) GetDelivery(ctx context.Context, account, id string) (Delivery, 
 }
 
 // FollowUp creates a fresh delivery of prev's event to prev's subscription,
-// linked to prev (a redrive or a manual retry). prev must be finished.
-func (s *Store) FollowUp(ctx context.Context, prev Delivery) (Delivery, error) {
+// linked to prev (a redrive or a manual retry). prev must be finished. A
+// redrive claims prev's dead letter: one already redriven (or retried) is an
+// ErrConflict and creates nothing, so repeating a redrive is harmless. A
+// retry marks the dead letter, if any and not yet redriven, as redriven by it.
+func (s *Store) FollowUp(ctx context.Context, prev Delivery, redrive bool) (Delivery, error) {
 	if !IsFinal(prev.Status) {
 		return Delivery{}, fmt.Errorf("delivery %s is still %s: %w", prev.ID, prev.Status, ErrConflict)
 	}
@@ -127,11 +153,20 @@ func (s *Store) FollowUp(ctx context.Context, prev Delivery) (Delivery, error) {
 		if err := insertDelivery(ctx, tx, &d); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE dead_letters SET redriven_at = now(),
-			redrive_delivery_id = $2 WHERE delivery_id = $1`, prev.ID, d.ID)
-		return err
+		res, err := tx.ExecContext(ctx, `UPDATE dead_letters SET redriven_at = now(),
+			redrive_delivery_id = $2 WHERE delivery_id = $1 AND redrive_delivery_id IS NULL`, prev.ID, d.ID)
+		if err != nil {
+			return fmt.Errorf("store: mark dead letter redriven: %w", err)
+		}
+		if n, _ := res.RowsAffected(); redrive && n == 0 {
+			return fmt.Errorf("dead letter of delivery %s was already redriven: %w", prev.ID, ErrConflict)
+		}
+		return nil
 	})
-	return d, err
+	if err != nil {
+		return Delivery{}, err
+	}
+	return d, nil
 }
 
 // EventDetail is an event with each of its deliveries and their attempts.

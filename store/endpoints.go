@@ -187,3 +187,18 @@ func (s *Store) SetEndpointHealth(ctx context.Context, account, id string, healt
 	}
 	return nil
 }
+
+// BucketRetention is how long endpoint buckets are kept: a day longer than the
+// largest sliding window a health override may set (policies' window_seconds
+// limit, 30 days).
+const BucketRetention = 31 * 24 * time.Hour
+
+// PruneBuckets deletes the endpoint buckets that started before before, and
+// returns how many it deleted.
+func (s *Store) PruneBuckets(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM endpoint_buckets WHERE bucket_start < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune buckets: %w", err)
+	}
+	return res.RowsAffected()
+}

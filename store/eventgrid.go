@@ -111,7 +111,18 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 			WHERE id = $1 AND deleted_at IS NULL RETURNING created_at, updated_at`,
 			sub.ID, sub.EndpointID, sub.URL, sub.EventTypes, sub.Policy, sub.RetryPolicy,
 			sub.Active, sub.Options).Scan(&sub.CreatedAt, &sub.UpdatedAt)
-		return notFound(err, "subscription", *sub.Name)
+		if err != nil {
+			return notFound(err, "subscription", *sub.Name)
+		}
+		// Deliveries still in flight follow the subscription to its new URL's
+		// endpoint: its health gates them and releases them.
+		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET endpoint_id = $2, updated_at = now()
+			WHERE subscription_id = $1 AND status IN ('pending', 'retrying', 'waiting')
+			  AND endpoint_id <> $2`, sub.ID, sub.EndpointID)
+		if err != nil {
+			return fmt.Errorf("store: move deliveries to the new endpoint: %w", err)
+		}
+		return nil
 	})
 }
 

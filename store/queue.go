@@ -102,6 +102,12 @@ type Redelivery struct {
 // of them and marks each queued one redelivered, linked to its fresh one.
 // The caller starts the fresh deliveries; any it fails to start, the
 // sweeper starts. Subscriptions since deleted are left alone.
+//
+// A publish reads a subscription's active flag without a lock, so one that
+// read it inactive can commit a queued row after that transaction. A second
+// pass therefore redelivers the matching rows still queued on the
+// subscriptions it reactivated, after waiting out such publishes (see
+// redeliverLate), and adds them to the result.
 func (s *Store) Redeliver(ctx context.Context, account string, w where.Expr) (Redelivery, error) {
 	cond, args, err := queueWhere(account, w)
 	if err != nil {
@@ -109,27 +115,55 @@ func (s *Store) Redeliver(ctx context.Context, account string, w where.Expr) (Re
 	}
 	var out Redelivery
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var queued []Delivery
-		err := tx.SelectContext(ctx, &queued, `SELECT `+deliveryCols+` FROM deliveries
-			WHERE status = 'queued' AND id IN (SELECT d.id`+cond+` AND s.deleted_at IS NULL)
-			ORDER BY created_at, id FOR UPDATE`, args...)
-		if err != nil {
-			return fmt.Errorf("store: select queued: %w", err)
+		return redeliverTx(ctx, tx, account, cond, args, &out)
+	})
+	if err != nil || len(out.Subscriptions) == 0 {
+		return out, err
+	}
+	late, err := s.redeliverLate(ctx, account, cond, args, out.Subscriptions)
+	out.Deliveries = append(out.Deliveries, late...)
+	return out, err
+}
+
+// redeliverLate is Redeliver's second pass over the subscriptions it
+// reactivated. Inserting a delivery takes a key-share lock on its
+// subscription's row (the foreign key) until the publish commits; locking
+// those rows FOR UPDATE first waits for every publish that already inserted
+// one, so the next statement sees its queued row.
+func (s *Store) redeliverLate(ctx context.Context, account, cond string, args []any, subs []string) ([]Delivery, error) {
+	var late Redelivery
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT id FROM subscriptions WHERE id = ANY($1) FOR UPDATE`,
+			pq.StringArray(subs)); err != nil {
+			return fmt.Errorf("store: lock reactivated subscriptions: %w", err)
 		}
-		if out.Reactivated, out.Subscriptions, err = reactivate(ctx, tx, account, queued); err != nil {
+		cond += " AND d.subscription_id = ANY($" + strconv.Itoa(len(args)+1) + ")"
+		return redeliverTx(ctx, tx, account, cond, append(args[:len(args):len(args)], pq.StringArray(subs)), &late)
+	})
+	return late.Deliveries, err
+}
+
+// redeliverTx is one pass of Redeliver over the queued rows matching cond.
+func redeliverTx(ctx context.Context, tx *sqlx.Tx, account, cond string, args []any, out *Redelivery) error {
+	var queued []Delivery
+	err := tx.SelectContext(ctx, &queued, `SELECT `+deliveryCols+` FROM deliveries
+		WHERE status = 'queued' AND id IN (SELECT d.id`+cond+` AND s.deleted_at IS NULL)
+		ORDER BY created_at, id FOR UPDATE`, args...)
+	if err != nil {
+		return fmt.Errorf("store: select queued: %w", err)
+	}
+	if out.Reactivated, out.Subscriptions, err = reactivate(ctx, tx, account, queued); err != nil {
+		return err
+	}
+	out.Deliveries = make([]Delivery, 0, len(queued))
+	for _, prev := range queued {
+		d, err := redeliverOne(ctx, tx, prev)
+		if err != nil {
 			return err
 		}
-		out.Deliveries = make([]Delivery, 0, len(queued))
-		for _, prev := range queued {
-			d, err := redeliverOne(ctx, tx, prev)
-			if err != nil {
-				return err
-			}
-			out.Deliveries = append(out.Deliveries, d)
-		}
-		return nil
-	})
-	return out, err
+		out.Deliveries = append(out.Deliveries, d)
+	}
+	return nil
 }
 
 // reactivate sets active the inactive subscriptions of these deliveries and

@@ -26,7 +26,7 @@ type Options struct {
 	// HTTPConcurrency bounds the attempts in flight on each delivery queue.
 	HTTPConcurrency int
 	// SweepInterval is how often unstarted deliveries are looked for; zero
-	// turns the sweeper off.
+	// turns the sweeper off, and the hourly pruning of old endpoint buckets.
 	SweepInterval time.Duration
 	// EdgeDefaults are the IoT Edge limits from the environment
 	// (POLICIES.md §eventgrid-edge).
@@ -73,6 +73,7 @@ func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Log
 	acts.StartDeliveries = s.Start
 	if opts.SweepInterval > 0 {
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
+		go pruneBuckets(ctx, st, logger)
 	}
 	<-ctx.Done()
 	logger.Info("worker_stopping")

@@ -63,7 +63,10 @@ func (b *batch) run() (DeliveryResult, error) {
 			return b.finish(b.in.Policy.FinalStatus(), string(stop))
 		}
 		b.setStatus("retrying", &due)
-		if err := workflow.NewTimer(b.ctx, due.Sub(now)).Get(b.ctx, nil); err != nil {
+		// Measured after the bookkeeping (as in Delivery), which Temporal may
+		// have retried; at least 1 ms keeps one timer command per retry.
+		wait := max(due.Sub(workflow.Now(b.ctx)), time.Millisecond)
+		if err := workflow.NewTimer(b.ctx, wait).Get(b.ctx, nil); err != nil {
 			return DeliveryResult{}, err
 		}
 		scheduled = due

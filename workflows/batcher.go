@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -64,6 +65,7 @@ type batcher struct {
 	in      BatcherInput
 	wake    workflow.ReceiveChannel
 	batches int
+	claimed int // batches claimed this run: numbers the next batch's id
 }
 
 func (b *batcher) run() (BatcherResult, error) {
@@ -78,9 +80,7 @@ func (b *batcher) run() (BatcherResult, error) {
 			return BatcherResult{}, err
 		}
 		if res.BatchID != "" {
-			if err := b.dispatch(res); err != nil {
-				return BatcherResult{}, err
-			}
+			b.dispatch(res)
 			if res.Remaining > 0 {
 				continue
 			}
@@ -110,14 +110,26 @@ func (b *batcher) claim(fullOnly bool) (activities.ClaimResult, error) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
 	})
 	var res activities.ClaimResult
-	in := activities.ClaimInput{SubscriptionID: b.in.SubscriptionID, FullOnly: fullOnly}
+	in := activities.ClaimInput{SubscriptionID: b.in.SubscriptionID, BatchID: b.nextBatchID(), FullOnly: fullOnly}
 	err := workflow.ExecuteActivity(ctx, a.ClaimBatch, in).Get(ctx, &res)
+	if err == nil && res.BatchID != "" {
+		b.claimed++
+	}
 	return res, err
 }
 
+// nextBatchID is the id of the next batch this run claims: deterministic, so
+// that a retried ClaimBatch returns the batch its first try claimed instead of
+// claiming the next one. The run id makes it unique across runs.
+func (b *batcher) nextBatchID() string {
+	return fmt.Sprintf("batch_%s_%d", workflow.GetInfo(b.ctx).WorkflowExecution.RunID, b.claimed)
+}
+
 // dispatch starts the Batch child workflow of a claimed batch and waits only
-// until it has started: it outlives the batcher (abandoned on close).
-func (b *batcher) dispatch(res activities.ClaimResult) error {
+// until it has started: it outlives the batcher (abandoned on close). A batch
+// whose workflow already started (a claim replayed) is done; any other
+// failure is logged and the batcher goes on.
+func (b *batcher) dispatch(res activities.ClaimResult) {
 	ctx := workflow.WithChildOptions(b.ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            "batch/" + res.BatchID,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -127,7 +139,11 @@ func (b *batcher) dispatch(res activities.ClaimResult) error {
 	in := BatchInput{BatchID: res.BatchID, SubscriptionID: b.in.SubscriptionID, DeliveryIDs: res.DeliveryIDs, Policy: b.in.Policy}
 	f := workflow.ExecuteChildWorkflow(ctx, Batch, in)
 	b.batches++
-	return f.GetChildWorkflowExecution().Get(b.ctx, nil)
+	err := f.GetChildWorkflowExecution().Get(b.ctx, nil)
+	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		workflow.GetLogger(b.ctx).Error("batch_dispatch_failed", "batch_id", res.BatchID,
+			"subscription_id", b.in.SubscriptionID, "error", err)
+	}
 }
 
 // drain takes every pending wake signal, keeping the newest policy.

@@ -69,6 +69,8 @@ type delivery struct {
 	// localBookkeeping is false only for deliveries started before
 	// changeLocalBookkeeping.
 	localBookkeeping bool
+	// internalFailures counts consecutive failures of hookrelay itself.
+	internalFailures int
 }
 
 func (d *delivery) run() (DeliveryResult, error) {
@@ -76,7 +78,17 @@ func (d *delivery) run() (DeliveryResult, error) {
 	scheduled := d.pr.FirstAttemptAt
 	probe := false
 	for {
-		res := d.attempt(scheduled, probe)
+		res, err := d.attempt(scheduled, probe)
+		if err != nil {
+			if !d.notCountedAsAttempt() {
+				res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+			} else if !d.backOffInternal() {
+				return d.finish(d.in.Policy.FinalStatus(), "hookrelay could not make the attempt: "+err.Error())
+			} else {
+				scheduled = workflow.Now(d.ctx)
+				continue
+			}
+		}
 		if res.Skipped {
 			var ok bool
 			if probe, ok = d.waitForEndpoint(); !ok {
@@ -117,7 +129,7 @@ func (d *delivery) run() (DeliveryResult, error) {
 
 // attempt runs the Deliver activity once: the first attempt on the deliveries
 // queue, retries on the retries queue, never retried by Temporal itself.
-func (d *delivery) attempt(scheduled time.Time, probe bool) activities.DeliverResult {
+func (d *delivery) attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error) {
 	ctx := attemptOptions(d.ctx, d.pr.Attempts, d.in.Policy.Timeout)
 	in := activities.DeliverInput{
 		DeliveryID: d.in.DeliveryID, Attempt: d.pr.Attempts, ScheduledAt: scheduled,
@@ -126,12 +138,12 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) activities.DeliverRe
 	}
 	var res activities.DeliverResult
 	if err := workflow.ExecuteActivity(ctx, a.Deliver, in).Get(ctx, &res); err != nil {
-		// hookrelay itself failed during the attempt (a crashed worker, an
-		// unreachable database): it counts as a failed attempt.
+		// hookrelay itself failed (a crashed worker, an unreachable
+		// database), not the endpoint: see backOffInternal.
 		workflow.GetLogger(d.ctx).Warn("attempt_failed_internally", "error", err)
-		return activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+		return res, err
 	}
-	return res
+	return res, nil
 }
 
 // attemptOptions are the options of one HTTP attempt: the first on the
@@ -173,12 +185,16 @@ func (d *delivery) bookkeep(name string, in, out any) error {
 	return workflow.ExecuteLocalActivity(ctx, name, in).Get(ctx, out)
 }
 
-func (d *delivery) setStatus(status string, next *time.Time) {
+// setStatus records an in-flight status; for "waiting" it returns the
+// endpoint's state as recorded with it.
+func (d *delivery) setStatus(status string, next *time.Time) string {
 	d.upsert(status)
 	in := activities.StatusInput{DeliveryID: d.in.DeliveryID, Status: status, NextAttemptAt: next}
-	if err := d.bookkeep(ActivitySetStatus, in, nil); err != nil {
+	var res activities.StatusResult
+	if err := d.bookkeep(ActivitySetStatus, in, &res); err != nil {
 		workflow.GetLogger(d.ctx).Error("set_status_failed", "error", err)
 	}
+	return res.EndpointState
 }
 
 func (d *delivery) upsert(status string) {
@@ -200,35 +216,4 @@ func (d *delivery) finish(status, reason string) (DeliveryResult, error) {
 		return DeliveryResult{}, err
 	}
 	return DeliveryResult{Status: status, Attempts: d.pr.Attempts, Reason: reason, DeadLetterID: res.DeadLetterID}, nil
-}
-
-// waitForEndpoint parks the delivery while its endpoint is disabled or frozen,
-// until a release or probe signal comes or the policy's deadline passes. It
-// reports whether the next attempt is a probe, and false ok at the deadline.
-func (d *delivery) waitForEndpoint() (probe bool, ok bool) {
-	pr := d.pr
-	if pr.FirstFailureAt.IsZero() {
-		pr.FirstFailureAt = pr.FirstAttemptAt
-	}
-	deadline := d.in.Policy.Deadline(pr)
-	if !deadline.IsZero() && !deadline.After(workflow.Now(d.ctx)) {
-		return false, false
-	}
-	d.setStatus("waiting", nil)
-	ctx, cancel := workflow.WithCancel(d.ctx)
-	defer cancel()
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalRelease), func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		ok = true
-	})
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalProbe), func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		probe, ok = true, true
-	})
-	if !deadline.IsZero() {
-		sel.AddFuture(workflow.NewTimer(ctx, deadline.Sub(workflow.Now(ctx))), func(workflow.Future) {})
-	}
-	sel.Select(ctx)
-	return probe, ok
 }

@@ -10,13 +10,17 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 )
 
-// handle receives one signal from c and acts on it.
+// handle receives one signal from c and acts on it. It never blocks: a payload
+// that cannot be decoded (an operator's malformed signal) is dropped by
+// ReceiveAsync, logged and ignored, so the workflow's loop goes on.
 func (e *endpoint) handle(name string, c workflow.ReceiveChannel) {
 	e.signals++
 	switch name {
 	case activities.SignalEvaluate, activities.SignalGone:
 		var s activities.HealthSignal
-		c.Receive(e.ctx, &s)
+		if !e.receive(name, c, &s) {
+			return
+		}
 		e.adopt(s.Health)
 		if name == activities.SignalGone {
 			e.gone(s)
@@ -25,14 +29,28 @@ func (e *endpoint) handle(name string, c workflow.ReceiveChannel) {
 		e.evaluate()
 	case activities.SignalProbeResult:
 		var r activities.ProbeResult
-		c.Receive(e.ctx, &r)
+		if !e.receive(name, c, &r) {
+			return
+		}
 		e.adopt(r.Health)
 		e.probeResult(r)
 	default:
 		var o activities.OperatorSignal
-		c.Receive(e.ctx, &o)
+		if !e.receive(name, c, &o) {
+			return
+		}
 		e.operator(name, o.Reason)
 	}
+}
+
+// receive takes the next signal of c into v without blocking; false when none
+// could be decoded (the SDK drops an undecodable payload).
+func (e *endpoint) receive(name string, c workflow.ReceiveChannel, v any) bool {
+	if c.ReceiveAsync(v) {
+		return true
+	}
+	workflow.GetLogger(e.ctx).Warn("endpoint_signal_malformed", "endpoint_id", e.in.EndpointID, "signal", name)
+	return false
 }
 
 // adopt takes the thresholds of the policy that signalled, when given.

@@ -54,10 +54,16 @@ func (a *app) dev(ctx context.Context) error {
 	defer c.Close()
 	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\nPress Ctrl-C to stop.\n",
 		a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
+	// The first of the worker and the API to stop (Ctrl-C, or the API
+	// failing to listen) stops the other.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errc := make(chan error, 2)
 	go func() { errc <- worker.Run(ctx, c, st, a.logger, a.workerOptions()) }()
 	go func() { errc <- a.serve(ctx, st, c) }()
-	err = errors.Join(<-errc, <-errc)
+	first := <-errc
+	cancel()
+	err = errors.Join(first, <-errc)
 	fmt.Fprintln(a.stdout, "hookrelay stopped")
 	return err
 }

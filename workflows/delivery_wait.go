@@ -1,0 +1,81 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// changeInternalNotAttempt marks the change after which a failure of
+// hookrelay itself (the Deliver activity failing rather than the endpoint)
+// no longer counts as a delivery attempt; executions from before it replay
+// with the old rule.
+const changeInternalNotAttempt = "internal-failure-not-attempt"
+
+// Backoff between tries after hookrelay itself failed: 10 s doubling to 5 min.
+const (
+	internalBackoffMin = 10 * time.Second
+	internalBackoffMax = 5 * time.Minute
+)
+
+// notCountedAsAttempt reports whether this execution follows the rule that
+// hookrelay's own failures are not attempts.
+func (d *delivery) notCountedAsAttempt() bool {
+	return workflow.GetVersion(d.ctx, changeInternalNotAttempt, workflow.DefaultVersion, 1) == 1
+}
+
+// backOffInternal waits before trying again after hookrelay itself failed,
+// so that a database outage does not use up the endpoint's retries. It
+// reports false, without waiting, when the wait would end after the policy's
+// deadline.
+func (d *delivery) backOffInternal() bool {
+	d.internalFailures++
+	wait := internalBackoffMin << min(d.internalFailures-1, 5)
+	wait = min(wait, internalBackoffMax)
+	deadline := d.deadline()
+	if !deadline.IsZero() && workflow.Now(d.ctx).Add(wait).After(deadline) {
+		return false
+	}
+	return workflow.Sleep(d.ctx, wait) == nil
+}
+
+// deadline is the time after which the delivery can have no more retries, or
+// zero when its policy sets none.
+func (d *delivery) deadline() time.Time {
+	pr := d.pr
+	if pr.FirstFailureAt.IsZero() {
+		pr.FirstFailureAt = pr.FirstAttemptAt
+	}
+	return d.in.Policy.Deadline(pr)
+}
+
+// waitForEndpoint parks the delivery while its endpoint is disabled or frozen,
+// until a release or probe signal comes or the policy's deadline passes. It
+// reports whether the next attempt is a probe, and false ok at the deadline.
+// If the endpoint is enabled again by the time the delivery is recorded as
+// waiting, it does not wait: the release may have gone out before.
+func (d *delivery) waitForEndpoint() (probe bool, ok bool) {
+	deadline := d.deadline()
+	if !deadline.IsZero() && !deadline.After(workflow.Now(d.ctx)) {
+		return false, false
+	}
+	if d.setStatus("waiting", nil) == "enabled" {
+		return false, true
+	}
+	ctx, cancel := workflow.WithCancel(d.ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalRelease), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		ok = true
+	})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalProbe), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		probe, ok = true, true
+	})
+	if !deadline.IsZero() {
+		sel.AddFuture(workflow.NewTimer(ctx, deadline.Sub(workflow.Now(ctx))), func(workflow.Future) {})
+	}
+	sel.Select(ctx)
+	return probe, ok
+}

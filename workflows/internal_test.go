@@ -1,0 +1,99 @@
+package workflows_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// failAttemptInserts makes PostgreSQL reject recording the first n attempts:
+// the Deliver activity then fails after its request went out, as it would
+// with the database unreachable.
+func failAttemptInserts(t *testing.T, f *fixture, n int) {
+	t.Helper()
+	_, err := f.st.DB().Exec(`CREATE SEQUENCE test_fail_attempts;
+		CREATE FUNCTION test_fail_attempts() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF nextval('test_fail_attempts') <= ` + itoa(n) + ` THEN
+				RAISE EXCEPTION 'injected failure';
+			END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER test_fail_attempts BEFORE INSERT ON attempts
+			FOR EACH ROW EXECUTE FUNCTION test_fail_attempts();`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestInternalFailureIsNotAnAttempt: a failure of hookrelay itself does not
+// use up the endpoint's retries (POLICIES.md §sap: 5 retries, then the
+// subscription is deactivated). Recording fails twice; the workflow backs off
+// 10 s then 20 s, and the delivery ends delivered after one counted attempt,
+// its subscription still active.
+func TestInternalFailureIsNotAnAttempt(t *testing.T) {
+	f := newFixture(t, policies.NameSAP, "", always(http.StatusOK))
+	failAttemptInserts(t, f, 2)
+	out := f.run(t)
+	if out.res.Status != "delivered" || out.res.Attempts != 1 {
+		t.Fatalf("result %+v, want delivered after 1 attempt", out.res)
+	}
+	if want := []time.Duration{10 * time.Second, 20 * time.Second}; !equalDurations(out.timers, want) {
+		t.Errorf("timers %v, want %v", out.timers, want)
+	}
+	if as := f.attempts(t); len(as) != 1 || !as[0].Success || as[0].Attempt != 0 {
+		t.Errorf("attempt rows %+v, want one successful attempt 0", as)
+	}
+	if !f.active(t) {
+		t.Error("subscription deactivated by hookrelay's own failures")
+	}
+}
+
+// TestInternalFailurePastDeadline: when hookrelay keeps failing, the delivery
+// still ends by its policy's deadline (POLICIES.md §eventgrid-edge: 7,200 s),
+// with the reason saying why, instead of running for ever.
+func TestInternalFailurePastDeadline(t *testing.T) {
+	f := newFixture(t, policies.NameEventGridEdge, `{"ttl_seconds": 120}`, always(http.StatusOK))
+	failAttemptInserts(t, f, 9)
+	out := f.run(t)
+	if out.res.Status != "dead_lettered" || out.res.Attempts != 0 {
+		t.Fatalf("result %+v, want dead_lettered with no counted attempt", out.res)
+	}
+	if want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second}; !equalDurations(out.timers, want) {
+		t.Errorf("timers %v, want %v", out.timers, want)
+	}
+	if len(out.res.Reason) == 0 {
+		t.Error("no reason recorded")
+	}
+}
+
+// TestReEnabledBeforeWaiting: the endpoint is re-enabled (and its waiting
+// deliveries released) between the attempt that found it disabled and the
+// moment the delivery is recorded as waiting, so no release reaches it. It
+// must not wait for its 48-hour limit (POLICIES.md §workfront): it sees the
+// endpoint enabled when it records itself waiting, and delivers at once.
+func TestReEnabledBeforeWaiting(t *testing.T) {
+	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
+	f.setEndpointState(t, "disabled")
+	flipped := false
+	out := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, _ error) {
+			if info.ActivityType.Name == "Deliver" && !flipped {
+				flipped = true
+				f.setEndpointState(t, "enabled")
+			}
+		})
+	})
+	if out.res.Status != "delivered" || out.res.Attempts != 1 || len(out.timers) != 0 {
+		t.Fatalf("result %+v, timers %v; want delivered at once after 1 attempt", out.res, out.timers)
+	}
+}
