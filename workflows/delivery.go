@@ -27,6 +27,11 @@ type DeliveryInput struct {
 	EventType      string
 	URL            string
 	Policy         policies.Policy
+	// PublishedAt is when the delivery was stored (at publication, or at a
+	// redrive or redeliver): the time-to-live counts from it (POLICIES.md
+	// §eventgrid), however late the workflow started (after a crash, or a
+	// validation handshake). Zero: from the workflow's start.
+	PublishedAt time.Time
 }
 
 // DeliveryResult is how a Delivery ended.
@@ -76,6 +81,9 @@ type delivery struct {
 func (d *delivery) run() (DeliveryResult, error) {
 	d.pr.FirstAttemptAt = workflow.Now(d.ctx)
 	scheduled := d.pr.FirstAttemptAt
+	if !d.in.PublishedAt.IsZero() && d.in.PublishedAt.Before(d.pr.FirstAttemptAt) {
+		d.pr.FirstAttemptAt = d.in.PublishedAt
+	}
 	probe := false
 	for {
 		res, err := d.attempt(scheduled, probe)

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // failAttemptInserts makes PostgreSQL reject recording the first n attempts:
@@ -95,5 +96,28 @@ func TestReEnabledBeforeWaiting(t *testing.T) {
 	})
 	if out.res.Status != "delivered" || out.res.Attempts != 1 || len(out.timers) != 0 {
 		t.Fatalf("result %+v, timers %v; want delivered at once after 1 attempt", out.res, out.timers)
+	}
+}
+
+// TestTTLCountsFromPublication: the time-to-live counts from when the
+// delivery was stored, not from when its workflow started (POLICIES.md
+// §eventgrid-edge: retries go on until the event's time-to-live). Published
+// 20 minutes before the workflow starts with a 30-minute TTL, an always
+// failing edge delivery gets its first attempt and the 1-minute retry; the
+// next, 10 minutes later, would come after the TTL.
+func TestTTLCountsFromPublication(t *testing.T) {
+	f := newFixture(t, policies.NameEventGridEdge, `{"ttl_seconds": 1800}`, always(http.StatusServiceUnavailable))
+	env := f.newEnv()
+	var timers []time.Duration
+	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { timers = append(timers, d) })
+	in := f.input()
+	in.PublishedAt = env.Now().Add(-20 * time.Minute)
+	env.ExecuteWorkflow(workflows.Delivery, in)
+	var res workflows.DeliveryResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Attempts != 2 || res.Reason != string(policies.TTLExceeded) || !equalDurations(timers, []time.Duration{time.Minute}) {
+		t.Fatalf("result %+v, timers %v; want 2 attempts, one 1m timer, then TimeToLiveExceeded", res, timers)
 	}
 }
