@@ -161,15 +161,10 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 	}
 	data, _ := json.Marshal(d)
 	res, err := a.Store.Publish(ctx, store.Event{AccountID: l.AccountID, ExternalID: "deadletter-" + l.ID,
-		Type: DeadLetteredEventType, Subject: "/deadletters/" + l.ID, Data: data})
+		Type: DeadLetteredEventType, Subject: "/deadletters/" + l.ID, Data: data,
+		Fields: store.EventFields{Source: defaultSource + "/deadletters", DataVersion: "1"}})
 	if err != nil {
 		return err
-	}
-	if !res.Duplicate {
-		err = a.Store.SetEventFields(ctx, res.Event.ID, store.EventFields{Source: defaultSource + "/deadletters", DataVersion: "1"})
-		if err != nil {
-			return err
-		}
 	}
 	if a.StartDeliveries == nil {
 		return nil

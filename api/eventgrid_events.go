@@ -76,11 +76,8 @@ func (s *Server) publishEventGrid(c echo.Context) error {
 	out := make([]EventGridPublished, 0, len(in))
 	var ds []store.Delivery
 	for _, e := range in {
-		e.ev.AccountID = account(c)
+		e.ev.AccountID, e.ev.Fields = account(c), e.fields
 		res, err := s.Store.Publish(ctx, e.ev)
-		if err == nil && !res.Duplicate {
-			err = s.Store.SetEventFields(ctx, res.Event.ID, e.fields)
-		}
 		if err != nil {
 			s.startLogged(c, ds)
 			return err

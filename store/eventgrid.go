@@ -175,20 +175,6 @@ type EventFields struct {
 	Extensions      RawJSON // CloudEvents extension attributes, a JSON object
 }
 
-// SetEventFields stores the schema fields of a freshly published event.
-func (s *Store) SetEventFields(ctx context.Context, eventID string, f EventFields) error {
-	if len(f.Extensions) == 0 {
-		f.Extensions = RawJSON("{}")
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE events SET data_version = $2, source = $3,
-		data_content_type = $4, extensions = $5 WHERE id = $1`,
-		eventID, f.DataVersion, f.Source, f.DataContentType, f.Extensions)
-	if err != nil {
-		return fmt.Errorf("store: set event fields: %w", err)
-	}
-	return nil
-}
-
 // DeadLetterOf returns the dead letter made for a delivery.
 func (s *Store) DeadLetterOf(ctx context.Context, deliveryID string) (DeadLetter, error) {
 	var l DeadLetter

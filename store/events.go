@@ -20,6 +20,9 @@ type Event struct {
 	Data       RawJSON   `db:"data" json:"data"`
 	OccurredAt time.Time `db:"occurred_at" json:"time"`
 	CreatedAt  time.Time `db:"created_at" json:"created_at"`
+	// Fields are the Event Grid and CloudEvents schema fields, stored with
+	// the event in the same transaction.
+	Fields EventFields `db:"-" json:"-"`
 }
 
 // Delivery is one event on its way to one subscription.
@@ -69,12 +72,18 @@ func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 	}
 	var res PublishResult
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		f := ev.Fields
+		if len(f.Extensions) == 0 {
+			f.Extensions = RawJSON("{}")
+		}
 		err := tx.QueryRowxContext(ctx, `INSERT INTO events
-			(id, account_id, external_id, type, subject, data, occurred_at)
-			VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, now()))
+			(id, account_id, external_id, type, subject, data, occurred_at,
+			 data_version, source, data_content_type, extensions)
+			VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, now()), $8, $9, $10, $11)
 			ON CONFLICT (account_id, external_id) DO NOTHING
 			RETURNING occurred_at, created_at`,
 			ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data, nullTime(ev.OccurredAt),
+			f.DataVersion, f.Source, f.DataContentType, f.Extensions,
 		).Scan(&ev.OccurredAt, &ev.CreatedAt)
 		if errors.Is(err, sql.ErrNoRows) {
 			res.Duplicate = true
