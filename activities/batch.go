@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -57,11 +58,20 @@ type BatchInput struct {
 	Attempt     int // 0 is the first delivery
 	ScheduledAt time.Time
 	Timeout     time.Duration
-	Success     []int
+	// Probe makes the attempt even when the endpoint is disabled (never
+	// when it is frozen), as Deliver's does.
+	Probe   bool
+	Success []int
+	// Health is the policy's circuit breaker, for the endpoint workflow.
+	Health policies.Health
 }
 
 // DeliverBatch makes one HTTP request carrying every event of a batch and
-// records it as an attempt of each of its deliveries.
+// records it as an attempt of each of its deliveries, counted once against
+// the endpoint (it saw one request). Like Deliver, it makes no request while
+// the endpoint is disabled or frozen (Skipped), unless this is a probe to a
+// disabled one, and tells the endpoint workflow what the request means for
+// the endpoint's health.
 func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (DeliverResult, error) {
 	if len(in.DeliveryIDs) == 0 {
 		return DeliverResult{}, errors.New("activities: empty batch")
@@ -70,7 +80,13 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (DeliverRe
 	if err != nil {
 		return DeliverResult{}, err
 	}
-	eg := store.EventGridOf(ts[0].Options)
+	t := ts[0]
+	// A frozen endpoint is never tried until an operator re-enables it
+	// (POLICIES.md §workfront), not even by a probe.
+	if t.EndpointState != policies.StateEnabled && !(in.Probe && t.EndpointState == policies.StateDisabled) {
+		return DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
+	}
+	eg := store.EventGridOf(t.Options)
 	if eg == nil {
 		eg = &store.EventGridSettings{Schema: store.SchemaEventGrid}
 	}
@@ -79,22 +95,30 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (DeliverRe
 		return DeliverResult{}, err
 	}
 	one := DeliverInput{DeliveryID: in.DeliveryIDs[0], Attempt: in.Attempt, ScheduledAt: in.ScheduledAt,
-		Timeout: in.Timeout, Success: in.Success}
-	rec := a.post(ctx, ts[0], one, body)
+		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health}
+	rec := a.post(ctx, t, one, body)
 	rec.Success = rec.StatusCode != 0 && isSuccess(rec.StatusCode, in.Success)
-	var c store.Counters
-	for _, id := range in.DeliveryIDs {
-		rec.DeliveryID = id
-		if c, err = a.Store.RecordAttempt(ctx, ts[0].EndpointID, rec); err != nil {
-			return DeliverResult{}, err
-		}
+	c, err := a.Store.RecordBatchAttempt(ctx, t.EndpointID, batchAttempts(rec, in.DeliveryIDs))
+	if err != nil {
+		return DeliverResult{}, err
 	}
+	a.watchHealth(ctx, one, rec, c)
 	a.Logger.InfoContext(ctx, "batch_attempt_made", "batch_id", in.BatchID, "events", len(in.DeliveryIDs),
-		"attempt", in.Attempt, "status_code", rec.StatusCode, "error_kind", rec.ErrorKind)
+		"attempt", in.Attempt, "probe", in.Probe, "status_code", rec.StatusCode, "error_kind", rec.ErrorKind)
 	return DeliverResult{
 		EndpointState: c.State, StatusCode: rec.StatusCode, ErrorKind: rec.ErrorKind,
 		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: c,
 	}, nil
+}
+
+// batchAttempts is rec as the attempt of each delivery of a batch, in order.
+func batchAttempts(rec store.Attempt, ids []string) []store.Attempt {
+	as := make([]store.Attempt, len(ids))
+	for i, id := range ids {
+		as[i] = rec
+		as[i].DeliveryID = id
+	}
+	return as
 }
 
 // BatchStatusInput is the input of SetBatchStatus.
@@ -105,13 +129,28 @@ type BatchStatusInput struct {
 }
 
 // SetBatchStatus records the in-flight status of every delivery of a batch.
+// For "waiting" it returns, as SetStatus does, the endpoint's state read as
+// each delivery was recorded waiting (the last one's): a batch that finds it
+// enabled again re-attempts at once instead of waiting for a release that
+// went out before it was recorded as waiting.
 func (a *Activities) SetBatchStatus(ctx context.Context, in BatchStatusInput) (StatusResult, error) {
+	var res StatusResult
 	for _, id := range in.DeliveryIDs {
-		if err := a.Store.SetInFlight(ctx, id, in.Status, in.NextAttemptAt); err != nil {
+		if in.Status != "waiting" {
+			if err := a.Store.SetInFlight(ctx, id, in.Status, in.NextAttemptAt); err != nil {
+				return StatusResult{}, err
+			}
+			continue
+		}
+		state, err := a.Store.SetWaiting(ctx, id)
+		if err != nil {
 			return StatusResult{}, err
 		}
+		if state != "" {
+			res.EndpointState = state
+		}
 	}
-	return StatusResult{}, nil
+	return res, nil
 }
 
 // FinishBatchInput is the input of FinishBatch.

@@ -95,8 +95,10 @@ type FailValidationInput struct {
 	Code           string
 }
 
-// FailEventGridValidation records that the handshake never succeeded. The
-// subscription's events stay pending until it is validated (a new PUT).
+// FailEventGridValidation records that the handshake never succeeded and, in
+// the same transaction, drops the subscription's unstarted deliveries
+// ("subscription validation failed"). Events published later wait again
+// once a new PUT restarts the handshake; until then the sweeper drops them.
 func (a *Activities) FailEventGridValidation(ctx context.Context, in FailValidationInput) (StatusResult, error) {
 	_, err := a.Store.SetEventGridValidation(ctx, in.SubscriptionID, in.Code, store.ValidationFailed)
 	return StatusResult{}, err

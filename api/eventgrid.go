@@ -8,6 +8,8 @@ import (
 	"regexp"
 
 	"github.com/labstack/echo/v4"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
@@ -92,9 +94,11 @@ func eventGridMode(q string, prev *store.EventGridSettings) (string, error) {
 	return "", invalid("mode", `mode must be "cloud" or "edge", got %q`, q)
 }
 
-// decideValidation sets the validation state and reports whether a new
+// decideValidation sets the validation state and reports whether a
 // handshake must be started: edge and pre-validated subscriptions need none;
-// a replace with the same URL keeps the state it had.
+// a replace with the same URL keeps the state it had, and (re)starts the
+// handshake with the same code while it is pending, in case the first start
+// failed ("PUT it again").
 func (sp *egSpec) decideValidation(prev *store.EventGridSettings, prevURL string) bool {
 	switch {
 	case sp.settings.Mode == store.EventGridEdge:
@@ -103,6 +107,7 @@ func (sp *egSpec) decideValidation(prev *store.EventGridSettings, prevURL string
 		sp.settings.Validation = store.ValidationPreValidated
 	case prev != nil && prevURL == sp.url && prev.Validation != store.ValidationNone && prev.Validation != store.ValidationFailed:
 		sp.settings.Validation, sp.settings.ValidationCode = prev.Validation, prev.ValidationCode
+		return prev.Validation == store.ValidationPending
 	default:
 		sp.settings.Validation, sp.settings.ValidationCode = store.ValidationPending, store.NewID("code")
 		return true
@@ -124,10 +129,7 @@ func (sp *egSpec) subscription(account, name string) store.Subscription {
 func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *store.EventGridSettings, handshake bool) {
 	eg := store.EventGridOf(sub.Options)
 	if handshake {
-		in := workflows.ValidationInput{SubscriptionID: sub.ID, Code: eg.ValidationCode}
-		if _, err := s.Temporal.ExecuteWorkflow(ctx, workflows.ValidationStartOptions(in), workflows.EventGridValidation, in); err != nil {
-			s.Logger.ErrorContext(ctx, "start_validation_failed", "subscription_id", sub.ID, "error", err)
-		}
+		s.startValidation(ctx, sub.ID, eg.ValidationCode)
 		return
 	}
 	if prev.Awaiting() && !eg.Awaiting() {
@@ -138,6 +140,20 @@ func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *sto
 		if err != nil {
 			s.Logger.ErrorContext(ctx, "start_deliveries_failed", "subscription_id", sub.ID, "error", err)
 		}
+	}
+}
+
+// startValidation starts the handshake workflow of (subscription, code). One
+// already running is fine; one that ended without settling the state (it was
+// terminated, say) is run again: the handshake does nothing once settled.
+func (s *Server) startValidation(ctx context.Context, subID, code string) {
+	in := workflows.ValidationInput{SubscriptionID: subID, Code: code}
+	opts := workflows.ValidationStartOptions(in)
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+	_, err := s.Temporal.ExecuteWorkflow(ctx, opts, workflows.EventGridValidation, in)
+	var running *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &running) {
+		s.Logger.ErrorContext(ctx, "start_validation_failed", "subscription_id", subID, "error", err)
 	}
 }
 

@@ -28,6 +28,9 @@ type Starter struct {
 	// Defaults are the IoT Edge limits from the environment
 	// (POLICIES.md §eventgrid-edge); the zero value keeps the policy's.
 	Defaults policies.EdgeDefaults
+	// BatchGrace is how old a batch must be before the sweeper starts its
+	// Batch workflow if it has none; zero means DefaultBatchGrace.
+	BatchGrace time.Duration
 }
 
 // PolicyOf resolves a subscription's policy with its overrides.
@@ -46,7 +49,7 @@ func PolicyOf(sub store.Subscription) (policies.Policy, error) {
 func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 	subs := map[string]store.Subscription{}
 	ds, egErr := s.routeEventGrid(ctx, ds, subs)
-	var started []string
+	var started, failed []string
 	errs := []error{egErr}
 	for _, d := range ds {
 		if d.Started {
@@ -54,11 +57,15 @@ func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 		}
 		if err := s.startOne(ctx, d, subs); err != nil {
 			errs = append(errs, err)
+			failed = append(failed, d.ID)
 			continue
 		}
 		started = append(started, d.ID)
 	}
 	if err := s.Store.MarkStarted(ctx, started); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.Store.StartFailed(ctx, failed); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -89,8 +96,8 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 	return nil
 }
 
-// Sweep starts, every interval until ctx ends, the deliveries whose start was
-// never recorded and that are older than grace.
+// Sweep runs, every interval until ctx ends, one sweep (SweepOnce) of the
+// deliveries older than grace.
 func (s *Starter) Sweep(ctx context.Context, interval, grace time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -100,12 +107,7 @@ func (s *Starter) Sweep(ctx context.Context, interval, grace time.Duration) {
 			return
 		case <-t.C:
 		}
-		ds, err := s.Store.UnstartedDeliveries(ctx, grace, 500)
-		if err == nil && len(ds) > 0 {
-			s.Logger.WarnContext(ctx, "sweeper_starting_deliveries", "count", len(ds))
-			err = s.Start(ctx, ds)
-		}
-		if err != nil && ctx.Err() == nil {
+		if err := s.SweepOnce(ctx, grace); err != nil && ctx.Err() == nil {
 			s.Logger.ErrorContext(ctx, "sweep_failed", "error", err)
 		}
 	}

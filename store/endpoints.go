@@ -150,10 +150,14 @@ type Waiting struct {
 }
 
 // WaitingDeliveries lists up to limit of the endpoint's waiting deliveries,
-// oldest first, after the one (created, id) given (zero for the start).
+// oldest first, after the one (created, id) given (zero for the start). The
+// workflow of a batched delivery is its batch's, "batch/<batch id>", listed
+// once per delivery of the batch (the rows keep their own unique
+// workflow_id, which no workflow runs under).
 func (s *Store) WaitingDeliveries(ctx context.Context, endpointID string, after Waiting, limit int) ([]Waiting, error) {
 	ws := []Waiting{}
-	err := s.db.SelectContext(ctx, &ws, `SELECT id, workflow_id, created_at FROM deliveries
+	err := s.db.SelectContext(ctx, &ws, `SELECT id, COALESCE('batch/' || batch_id, workflow_id) AS workflow_id,
+			created_at FROM deliveries
 		WHERE endpoint_id = $1 AND status = 'waiting' AND (created_at, id) > ($2, $3)
 		ORDER BY created_at, id LIMIT $4`, endpointID, after.CreatedAt, after.ID, limit)
 	if err != nil {

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -127,32 +129,54 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 }
 
 // DeleteSubscriptionByName soft-deletes the account's live subscription with
-// this name: no new deliveries are made for it; those in flight finish.
+// this name: no new deliveries are made for it; those in flight finish. The
+// unstarted deliveries of an Event Grid subscription still awaiting its
+// handshake, which would never start, are dropped in the same transaction.
 func (s *Store) DeleteSubscriptionByName(ctx context.Context, account, name string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE subscriptions SET deleted_at = now(), updated_at = now()
-		WHERE account_id = $1 AND name = $2 AND deleted_at IS NULL`, account, name)
-	if err != nil {
-		return fmt.Errorf("store: delete subscription: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("subscription %q: %w", name, ErrNotFound)
-	}
-	return nil
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var sub struct {
+			ID      string  `db:"id"`
+			Options RawJSON `db:"options"`
+		}
+		err := tx.GetContext(ctx, &sub, `UPDATE subscriptions SET deleted_at = now(), updated_at = now()
+			WHERE account_id = $1 AND name = $2 AND deleted_at IS NULL RETURNING id, options`, account, name)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("subscription %q: %w", name, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("store: delete subscription: %w", err)
+		}
+		if !EventGridOf(sub.Options).Awaiting() {
+			return nil
+		}
+		_, err = dropUnstarted(ctx, tx, sub.ID, ReasonDeletedBeforeValidation, 0)
+		return err
+	})
 }
 
 // SetEventGridValidation moves a subscription waiting for the validation
 // handshake with this code to state. It reports whether it did: false when
-// the subscription was replaced or deleted meanwhile.
+// the subscription was replaced or deleted meanwhile. Moving it to failed
+// drops its unstarted deliveries in the same transaction.
 func (s *Store) SetEventGridValidation(ctx context.Context, subID, code, state string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE subscriptions
-		SET options = jsonb_set(options, '{eventgrid,validation}', to_jsonb($3::text)), updated_at = now()
-		WHERE id = $1 AND deleted_at IS NULL AND options->'eventgrid'->>'validation_code' = $2
-		  AND options->'eventgrid'->>'validation' IN ('pending', 'failed')`, subID, code, state)
-	if err != nil {
-		return false, fmt.Errorf("store: set validation: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	var done bool
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE subscriptions
+			SET options = jsonb_set(options, '{eventgrid,validation}', to_jsonb($3::text)), updated_at = now()
+			WHERE id = $1 AND deleted_at IS NULL AND options->'eventgrid'->>'validation_code' = $2
+			  AND options->'eventgrid'->>'validation' IN ('pending', 'failed')`, subID, code, state)
+		if err != nil {
+			return fmt.Errorf("store: set validation: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		done = n == 1
+		if !done || state != ValidationFailed {
+			return nil
+		}
+		_, err = dropUnstarted(ctx, tx, subID, ReasonValidationFailed, 0)
+		return err
+	})
+	return done, err
 }
 
 // UnstartedOf returns up to limit deliveries of a subscription whose

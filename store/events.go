@@ -189,14 +189,19 @@ func (s *Store) MarkStarted(ctx context.Context, ids []string) error {
 }
 
 // UnstartedDeliveries returns deliveries whose workflow was never recorded as
-// started and that are older than age: the outbox a sweeper restarts.
+// started, that are older than age and whose start is not put off after a
+// failure (StartFailed): the outbox a sweeper restarts, those never tried
+// first. Deliveries of Event Grid subscriptions awaiting their handshake or
+// batching their output are left out: they are not started one by one.
 func (s *Store) UnstartedDeliveries(ctx context.Context, age time.Duration, limit int) ([]Delivery, error) {
 	ds := []Delivery{}
 	err := s.db.SelectContext(ctx, &ds, `SELECT `+deliveryCols+` FROM deliveries
 		WHERE NOT started AND created_at < now() - $1 * interval '1 millisecond'
+		  AND (next_start_at IS NULL OR next_start_at <= now())
 		  AND NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = deliveries.subscription_id
-		      AND s.options->'eventgrid'->>'validation' IN ('pending', 'failed'))
-		ORDER BY created_at LIMIT $2`, age.Milliseconds(), limit)
+		      AND (s.options->'eventgrid'->>'validation' IN ('pending', 'failed')
+		        OR COALESCE((s.options->'eventgrid'->>'max_events_per_batch')::int, 0) > 0))
+		ORDER BY start_attempts, created_at LIMIT $2`, age.Milliseconds(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: unstarted deliveries: %w", err)
 	}

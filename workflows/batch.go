@@ -23,7 +23,10 @@ type BatchInput struct {
 // Batch delivers one batch of an output-batching subscription (POLICIES.md
 // §eventgrid-edge) as Delivery does one event: one DeliverBatch activity per
 // attempt, durable timers on the policy's schedule, and the same ending for
-// every delivery in it. Each attempt is recorded for each delivery.
+// every delivery in it. Each attempt is recorded for each delivery, and
+// counted once against the endpoint. While the endpoint is disabled or
+// frozen the batch waits, as a Delivery does, for a release or probe signal
+// (sent to "batch/<batch id>") or the policy's deadline.
 func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
 	b := &batch{ctx: ctx, in: in, seed: policies.Seed(in.BatchID)}
 	return b.run()
@@ -40,27 +43,23 @@ type batch struct {
 func (b *batch) run() (DeliveryResult, error) {
 	b.pr.FirstAttemptAt = workflow.Now(b.ctx)
 	scheduled := b.pr.FirstAttemptAt
+	probe := false
 	for {
-		b.last = b.attempt(scheduled)
-		b.pr.Attempts++
-		now := workflow.Now(b.ctx)
-		switch b.in.Policy.Classify(b.last.StatusCode) {
-		case policies.Delivered:
-			return b.finish("delivered", "")
-		case policies.Undeliverable:
-			status := "dropped"
-			if b.in.Policy.DeadLettering {
-				status = "dead_lettered"
+		res := b.attempt(scheduled, probe)
+		if res.Skipped {
+			var ok bool
+			if probe, ok = b.waitForEndpoint(); !ok {
+				return b.finish(b.in.Policy.FinalStatus(), string(policies.TTLExceeded))
 			}
-			return b.finish(status, fmt.Sprintf("Undeliverable: HTTP %d", b.last.StatusCode))
+			scheduled = workflow.Now(b.ctx)
+			continue
 		}
-		if b.pr.FirstFailureAt.IsZero() {
-			b.pr.FirstFailureAt = now
-		}
-		b.pr.LastFailureAt = now
-		due, stop := b.in.Policy.Next(b.pr, b.seed)
-		if stop != policies.NoStop {
-			return b.finish(b.in.Policy.FinalStatus(), string(stop))
+		probe = false
+		b.last = res
+		b.pr.Attempts++
+		due, status, reason := b.judge()
+		if status != "" {
+			return b.finish(status, reason)
 		}
 		b.setStatus("retrying", &due)
 		// Measured after the bookkeeping (as in Delivery), which Temporal may
@@ -73,12 +72,38 @@ func (b *batch) run() (DeliveryResult, error) {
 	}
 }
 
+// judge reads the last attempt under the policy: the final status and its
+// reason when the batch is done, else when the next attempt is due.
+func (b *batch) judge() (due time.Time, status, reason string) {
+	now := workflow.Now(b.ctx)
+	switch b.in.Policy.Classify(b.last.StatusCode) {
+	case policies.Delivered:
+		return time.Time{}, "delivered", ""
+	case policies.Undeliverable:
+		status := "dropped"
+		if b.in.Policy.DeadLettering {
+			status = "dead_lettered"
+		}
+		return time.Time{}, status, fmt.Sprintf("Undeliverable: HTTP %d", b.last.StatusCode)
+	}
+	if b.pr.FirstFailureAt.IsZero() {
+		b.pr.FirstFailureAt = now
+	}
+	b.pr.LastFailureAt = now
+	due, stop := b.in.Policy.Next(b.pr, b.seed)
+	if stop != policies.NoStop {
+		return time.Time{}, b.in.Policy.FinalStatus(), string(stop)
+	}
+	return due, "", ""
+}
+
 // attempt runs DeliverBatch once, on the deliveries or the retries queue.
-func (b *batch) attempt(scheduled time.Time) activities.DeliverResult {
+func (b *batch) attempt(scheduled time.Time, probe bool) activities.DeliverResult {
 	ctx := attemptOptions(b.ctx, b.pr.Attempts, b.in.Policy.Timeout)
 	in := activities.BatchInput{
 		BatchID: b.in.BatchID, DeliveryIDs: b.in.DeliveryIDs, Attempt: b.pr.Attempts,
-		ScheduledAt: scheduled, Timeout: b.in.Policy.Timeout, Success: b.in.Policy.SuccessCodes,
+		ScheduledAt: scheduled, Timeout: b.in.Policy.Timeout, Probe: probe,
+		Success: b.in.Policy.SuccessCodes, Health: b.in.Policy.Health,
 	}
 	var res activities.DeliverResult
 	if err := workflow.ExecuteActivity(ctx, a.DeliverBatch, in).Get(ctx, &res); err != nil {
@@ -88,6 +113,53 @@ func (b *batch) attempt(scheduled time.Time) activities.DeliverResult {
 	return res
 }
 
+// deadline is the time after which the batch can have no more retries, or
+// zero when its policy sets none.
+func (b *batch) deadline() time.Time {
+	pr := b.pr
+	if pr.FirstFailureAt.IsZero() {
+		pr.FirstFailureAt = pr.FirstAttemptAt
+	}
+	return b.in.Policy.Deadline(pr)
+}
+
+// waitForEndpoint parks the batch while its endpoint is disabled or frozen,
+// as Delivery's does: every delivery of the batch is recorded waiting, so the
+// endpoint workflow's release (or probe) reaches this workflow, until a
+// signal comes or the policy's deadline passes. It reports whether the next
+// attempt is a probe, and false ok at the deadline.
+func (b *batch) waitForEndpoint() (probe bool, ok bool) {
+	deadline := b.deadline()
+	if !deadline.IsZero() && !deadline.After(workflow.Now(b.ctx)) {
+		return false, false
+	}
+	// The release is sent once per waiting delivery, so a batch may hold
+	// stale ones from an earlier wait; a release sent since the last attempt
+	// shows as the enabled state read below.
+	release := workflow.GetSignalChannel(b.ctx, SignalRelease)
+	for release.ReceiveAsync(nil) {
+	}
+	if b.setStatus("waiting", nil) == policies.StateEnabled {
+		return false, true
+	}
+	ctx, cancel := workflow.WithCancel(b.ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		ok = true
+	})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalProbe), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		probe, ok = true, true
+	})
+	if !deadline.IsZero() {
+		sel.AddFuture(workflow.NewTimer(ctx, deadline.Sub(workflow.Now(ctx))), func(workflow.Future) {})
+	}
+	sel.Select(ctx)
+	return probe, ok
+}
+
 func (b *batch) bookkeeping() workflow.Context {
 	return workflow.WithActivityOptions(b.ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
@@ -95,11 +167,15 @@ func (b *batch) bookkeeping() workflow.Context {
 	})
 }
 
-func (b *batch) setStatus(status string, next *time.Time) {
+// setStatus records an in-flight status of every delivery of the batch; for
+// "waiting" it returns the endpoint's state as recorded with it.
+func (b *batch) setStatus(status string, next *time.Time) string {
 	in := activities.BatchStatusInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, NextAttemptAt: next}
-	if err := workflow.ExecuteActivity(b.bookkeeping(), a.SetBatchStatus, in).Get(b.ctx, nil); err != nil {
+	var res activities.StatusResult
+	if err := workflow.ExecuteActivity(b.bookkeeping(), a.SetBatchStatus, in).Get(b.ctx, &res); err != nil {
 		workflow.GetLogger(b.ctx).Error("set_batch_status_failed", "error", err)
 	}
+	return res.EndpointState
 }
 
 func (b *batch) finish(status, reason string) (DeliveryResult, error) {

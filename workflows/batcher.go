@@ -50,6 +50,20 @@ func BatcherStartOptions(subscriptionID string) client.StartWorkflowOptions {
 	}
 }
 
+// BatchWorkflowID is the id of a claimed batch's Batch workflow.
+func BatchWorkflowID(batchID string) string { return "batch/" + batchID }
+
+// BatchStartOptions are the options the sweeper starts a stranded batch's
+// Batch workflow with: those the Batcher starts it with as a child.
+func BatchStartOptions(batchID, subscriptionID string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    BatchWorkflowID(batchID),
+		TaskQueue:             TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(subscriptionID)),
+	}
+}
+
 // Batcher groups the pending deliveries of an output-batching subscription
 // (POLICIES.md §eventgrid-edge) into batches and runs each as a Batch child
 // workflow. Full batches go at once; a partial one waits batchLinger to fill.
@@ -128,10 +142,11 @@ func (b *batcher) nextBatchID() string {
 // dispatch starts the Batch child workflow of a claimed batch and waits only
 // until it has started: it outlives the batcher (abandoned on close). A batch
 // whose workflow already started (a claim replayed) is done; any other
-// failure is logged and the batcher goes on.
+// failure is logged and the batcher goes on: the sweeper starts the Batch
+// workflow of a batch left without one (starter.SweepOnce).
 func (b *batcher) dispatch(res activities.ClaimResult) {
 	ctx := workflow.WithChildOptions(b.ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            "batch/" + res.BatchID,
+		WorkflowID:            BatchWorkflowID(res.BatchID),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(b.in.SubscriptionID)),

@@ -1,0 +1,225 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// batchFixture is one output-batching Event Grid on IoT Edge subscription
+// (POLICIES.md §eventgrid-edge) of a real store pointing at a scripted
+// receiver, and one batch of n published events claimed for it.
+type batchFixture struct {
+	*fixture
+	batch activities.ClaimResult
+}
+
+// newBatchFixture creates the subscription (retryPolicy as in newFixture),
+// publishes n events and claims them as one batch with the real activity.
+func newBatchFixture(t *testing.T, n int, retryPolicy string, script func(int) int) *batchFixture {
+	t.Helper()
+	ctx := context.Background()
+	st := testenv.Store(t)
+	f := &fixture{st: st, recv: newReceiver(t, script), eventType: fmt.Sprintf("batch.created.%d", eventTypes.Add(1))}
+	if retryPolicy == "" {
+		retryPolicy = "{}"
+	}
+	f.sub = store.Subscription{
+		AccountID: account, URL: f.recv.URL + "/hook", EventTypes: []string{f.eventType},
+		Policy: policies.NameEventGridEdge, RetryPolicy: store.RawJSON(retryPolicy), Active: true,
+		Options: store.RawJSON(fmt.Sprintf(`{"eventgrid":{"max_events_per_batch":%d}}`, n)),
+	}
+	if err := st.CreateSubscription(ctx, &f.sub); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if _, err := st.Publish(ctx, store.Event{AccountID: account, Type: f.eventType, Data: store.RawJSON(`{"n":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if f.policy, err = starter.PolicyOf(f.sub); err != nil {
+		t.Fatal(err)
+	}
+	acts := activities.New(st, testenv.Logger())
+	b, err := acts.ClaimBatch(ctx, activities.ClaimInput{SubscriptionID: f.sub.ID, BatchID: "batch_" + f.sub.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.DeliveryIDs) != n {
+		t.Fatalf("claimed %d deliveries, want %d", len(b.DeliveryIDs), n)
+	}
+	return &batchFixture{fixture: f, batch: b}
+}
+
+// run executes the Batch workflow in the time-skipping environment with the
+// real activities; setup may register delayed callbacks on env first.
+func (f *batchFixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkflowEnvironment)) (workflows.DeliveryResult, []time.Duration) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(sdklog.NewStructuredLogger(testenv.Logger()))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(2 * time.Minute)
+	env.RegisterWorkflow(workflows.Batch)
+	env.RegisterActivity(activities.New(f.st, testenv.Logger()))
+	var timers []time.Duration
+	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { timers = append(timers, d) })
+	for _, fn := range setup {
+		fn(env)
+	}
+	env.ExecuteWorkflow(workflows.Batch, workflows.BatchInput{BatchID: f.batch.BatchID,
+		SubscriptionID: f.sub.ID, DeliveryIDs: f.batch.DeliveryIDs, Policy: f.policy})
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow failed: %v", err)
+	}
+	var res workflows.DeliveryResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	return res, timers
+}
+
+// checkDeliveries checks every delivery of the batch: its status, reason,
+// attempt count and attempt rows.
+func (f *batchFixture) checkDeliveries(t *testing.T, status, reason string, attempts int) {
+	t.Helper()
+	for _, id := range f.batch.DeliveryIDs {
+		d, err := f.st.GetDelivery(context.Background(), account, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as, err := f.st.Attempts(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != status || d.FinalReason != reason || d.Attempts != attempts || len(as) != attempts {
+			t.Errorf("delivery %s: status %q, reason %q, %d attempts, %d attempt rows; want %q, %q, %d",
+				id, d.Status, d.FinalReason, d.Attempts, len(as), status, reason, attempts)
+		}
+	}
+}
+
+// endpoint reads the batch's endpoint.
+func (f *batchFixture) endpoint(t *testing.T) store.Endpoint {
+	t.Helper()
+	e, err := f.st.EndpointByID(context.Background(), f.sub.EndpointID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestBatchWaitsWhileDisabledThenReleased: POLICIES.md §workfront circuit
+// breaker, applied to §eventgrid-edge batches (issue 4: policies without
+// vendor health rules use the same workflow). A batch to a disabled endpoint
+// makes no request and records every delivery waiting, listed for the
+// endpoint workflow's release under the batch's own workflow id; the release
+// after the endpoint is re-enabled delivers the batch in one request.
+func TestBatchWaitsWhileDisabledThenReleased(t *testing.T) {
+	f := newBatchFixture(t, 3, "", always(http.StatusOK))
+	f.setEndpointState(t, policies.StateDisabled)
+	res, timers := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			if n := f.recv.requests(); n != 0 {
+				t.Errorf("%d requests while disabled, want 0", n)
+			}
+			ws, err := f.st.WaitingDeliveries(context.Background(), f.sub.EndpointID, store.Waiting{}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ws) != 3 {
+				t.Errorf("%d waiting deliveries, want 3", len(ws))
+			}
+			for _, w := range ws {
+				if w.WorkflowID != "batch/"+f.batch.BatchID {
+					t.Errorf("waiting delivery %s listed with workflow %q, want batch/%s", w.ID, w.WorkflowID, f.batch.BatchID)
+				}
+			}
+			f.setEndpointState(t, policies.StateEnabled)
+			env.SignalWorkflow(workflows.SignalRelease, nil)
+		}, time.Hour)
+	})
+	if res.Status != "delivered" || res.Attempts != 1 || f.recv.requests() != 1 {
+		t.Fatalf("result %+v after %d requests; want delivered in 1", res, f.recv.requests())
+	}
+	// The wait was bounded by the time-to-live (7,200 s by default).
+	if len(timers) != 1 || timers[0] != 2*time.Hour {
+		t.Errorf("timers = %v, want [2h]", timers)
+	}
+	f.checkDeliveries(t, "delivered", "", 1)
+	if e := f.endpoint(t); e.Attempts != 1 || e.ConsecutiveFailures != 0 {
+		t.Errorf("endpoint counted %d attempts, %d consecutive failures; want 1, 0", e.Attempts, e.ConsecutiveFailures)
+	}
+}
+
+// TestBatchFrozenNeverTried: POLICIES.md §workfront: "a frozen URL is never
+// tried until it is re-enabled by hand", not even by a probe. The batch
+// waits out its time-to-live without a request and ends as the policy says.
+func TestBatchFrozenNeverTried(t *testing.T) {
+	f := newBatchFixture(t, 2, "", always(http.StatusOK))
+	f.setEndpointState(t, policies.StateFrozen)
+	res, _ := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalProbe, nil) }, 10*time.Minute)
+	})
+	want := f.policy.FinalStatus()
+	if res.Status != want || res.Reason != string(policies.TTLExceeded) || res.Attempts != 0 {
+		t.Errorf("result %+v, want %s, %s, 0 attempts", res, want, policies.TTLExceeded)
+	}
+	if n := f.recv.requests(); n != 0 {
+		t.Errorf("%d requests to a frozen endpoint, want 0", n)
+	}
+	f.checkDeliveries(t, want, string(policies.TTLExceeded), 0)
+}
+
+// TestBatchFailureCountedOncePerRequest: a failing batch of 10 events counts
+// one failure against its endpoint per request (one step of its consecutive
+// failures, one bucket attempt), while every event gets its own attempt row
+// for each request.
+func TestBatchFailureCountedOncePerRequest(t *testing.T) {
+	f := newBatchFixture(t, 10, `{"max_attempts": 3}`, always(http.StatusInternalServerError))
+	res, _ := f.run(t)
+	if res.Attempts != 3 || res.Reason != string(policies.MaxAttemptsExceeded) || f.recv.requests() != 3 {
+		t.Fatalf("result %+v after %d requests; want 3 attempts, %s", res, f.recv.requests(), policies.MaxAttemptsExceeded)
+	}
+	f.checkDeliveries(t, f.policy.FinalStatus(), string(policies.MaxAttemptsExceeded), 3)
+	e := f.endpoint(t)
+	if e.ConsecutiveFailures != 3 || e.Attempts != 3 || e.Failures != 3 {
+		t.Errorf("endpoint: %d consecutive failures, %d attempts, %d failures; want 3 each (one per request)",
+			e.ConsecutiveFailures, e.Attempts, e.Failures)
+	}
+	var bucket struct {
+		Attempts int64 `db:"attempts"`
+		Failures int64 `db:"failures"`
+	}
+	if err := f.st.DB().Get(&bucket, `SELECT COALESCE(SUM(attempts), 0) AS attempts, COALESCE(SUM(failures), 0) AS failures
+		FROM endpoint_buckets WHERE endpoint_id = $1`, f.sub.EndpointID); err != nil {
+		t.Fatal(err)
+	}
+	if bucket.Attempts != 3 || bucket.Failures != 3 {
+		t.Errorf("buckets count %d attempts, %d failures; want 3, 3", bucket.Attempts, bucket.Failures)
+	}
+	var rows int
+	if err := f.st.DB().Get(&rows, `SELECT count(*) FROM attempts WHERE delivery_id = ANY(string_to_array($1, ','))`,
+		strings.Join(f.batch.DeliveryIDs, ",")); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 30 {
+		t.Errorf("%d attempt rows, want 30 (10 events, 3 requests)", rows)
+	}
+}
