@@ -115,13 +115,7 @@ func (b *batch) attempt(scheduled time.Time, probe bool) activities.DeliverResul
 
 // deadline is the time after which the batch can have no more retries, or
 // zero when its policy sets none.
-func (b *batch) deadline() time.Time {
-	pr := b.pr
-	if pr.FirstFailureAt.IsZero() {
-		pr.FirstFailureAt = pr.FirstAttemptAt
-	}
-	return b.in.Policy.Deadline(pr)
-}
+func (b *batch) deadline() time.Time { return retryDeadline(b.in.Policy, b.pr) }
 
 // waitForEndpoint parks the batch while its endpoint is disabled or frozen,
 // as Delivery's does: every delivery of the batch is recorded waiting, so the
@@ -142,22 +136,7 @@ func (b *batch) waitForEndpoint() (probe bool, ok bool) {
 	if b.setStatus("waiting", nil) == policies.StateEnabled {
 		return false, true
 	}
-	ctx, cancel := workflow.WithCancel(b.ctx)
-	defer cancel()
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		ok = true
-	})
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalProbe), func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		probe, ok = true, true
-	})
-	if !deadline.IsZero() {
-		sel.AddFuture(workflow.NewTimer(ctx, deadline.Sub(workflow.Now(ctx))), func(workflow.Future) {})
-	}
-	sel.Select(ctx)
-	return probe, ok
+	return awaitEndpoint(b.ctx, deadline)
 }
 
 func (b *batch) bookkeeping() workflow.Context {

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/policies"
 )
 
 // changeInternalNotAttempt marks the change after which a failure of
@@ -41,12 +43,16 @@ func (d *delivery) backOffInternal() bool {
 
 // deadline is the time after which the delivery can have no more retries, or
 // zero when its policy sets none.
-func (d *delivery) deadline() time.Time {
-	pr := d.pr
+func (d *delivery) deadline() time.Time { return retryDeadline(d.in.Policy, d.pr) }
+
+// retryDeadline is the time after which a delivery (or batch) that has made
+// pr's attempts can have no more retries, or zero when p sets none; before
+// any failure it counts from the first attempt.
+func retryDeadline(p policies.Policy, pr policies.Progress) time.Time {
 	if pr.FirstFailureAt.IsZero() {
 		pr.FirstFailureAt = pr.FirstAttemptAt
 	}
-	return d.in.Policy.Deadline(pr)
+	return p.Deadline(pr)
 }
 
 // waitForEndpoint parks the delivery while its endpoint is disabled or frozen,
@@ -59,10 +65,17 @@ func (d *delivery) waitForEndpoint() (probe bool, ok bool) {
 	if !deadline.IsZero() && !deadline.After(workflow.Now(d.ctx)) {
 		return false, false
 	}
-	if d.setStatus("waiting", nil) == "enabled" {
+	if d.setStatus("waiting", nil) == policies.StateEnabled {
 		return false, true
 	}
-	ctx, cancel := workflow.WithCancel(d.ctx)
+	return awaitEndpoint(d.ctx, deadline)
+}
+
+// awaitEndpoint blocks until the endpoint workflow sends a release or a
+// probe signal, or the deadline (zero: none) passes. It reports whether the
+// next attempt is a probe, and false ok at the deadline.
+func awaitEndpoint(wctx workflow.Context, deadline time.Time) (probe bool, ok bool) {
+	ctx, cancel := workflow.WithCancel(wctx)
 	defer cancel()
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalRelease), func(c workflow.ReceiveChannel, _ bool) {
