@@ -38,6 +38,8 @@ type batch struct {
 	seed uint64
 	pr   policies.Progress
 	last activities.DeliverResult
+	// internalFailures counts consecutive failures of hookrelay itself.
+	internalFailures int
 }
 
 func (b *batch) run() (DeliveryResult, error) {
@@ -45,7 +47,17 @@ func (b *batch) run() (DeliveryResult, error) {
 	scheduled := b.pr.FirstAttemptAt
 	probe := false
 	for {
-		res := b.attempt(scheduled, probe)
+		res, err := b.attempt(scheduled, probe)
+		if err != nil {
+			if !notCountedAsAttempt(b.ctx) {
+				res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+			} else if b.internalFailures++; !backOffInternal(b.ctx, b.internalFailures, b.deadline()) {
+				return b.finish(b.in.Policy.FinalStatus(), "hookrelay could not make the attempt: "+err.Error())
+			} else {
+				scheduled = workflow.Now(b.ctx)
+				continue
+			}
+		}
 		if res.Skipped {
 			var ok bool
 			if probe, ok = b.waitForEndpoint(); !ok {
@@ -98,7 +110,7 @@ func (b *batch) judge() (due time.Time, status, reason string) {
 }
 
 // attempt runs DeliverBatch once, on the deliveries or the retries queue.
-func (b *batch) attempt(scheduled time.Time, probe bool) activities.DeliverResult {
+func (b *batch) attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error) {
 	ctx := attemptOptions(b.ctx, b.pr.Attempts, b.in.Policy.Timeout)
 	in := activities.BatchInput{
 		BatchID: b.in.BatchID, DeliveryIDs: b.in.DeliveryIDs, Attempt: b.pr.Attempts,
@@ -108,9 +120,9 @@ func (b *batch) attempt(scheduled time.Time, probe bool) activities.DeliverResul
 	var res activities.DeliverResult
 	if err := workflow.ExecuteActivity(ctx, a.DeliverBatch, in).Get(ctx, &res); err != nil {
 		workflow.GetLogger(b.ctx).Warn("batch_attempt_failed_internally", "error", err)
-		return activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+		return res, err
 	}
-	return res
+	return res, nil
 }
 
 // deadline is the time after which the batch can have no more retries, or

@@ -88,9 +88,9 @@ func (d *delivery) run() (DeliveryResult, error) {
 	for {
 		res, err := d.attempt(scheduled, probe)
 		if err != nil {
-			if !d.notCountedAsAttempt() {
+			if !notCountedAsAttempt(d.ctx) {
 				res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
-			} else if !d.backOffInternal() {
+			} else if d.internalFailures++; !backOffInternal(d.ctx, d.internalFailures, d.deadline()) {
 				return d.finish(d.in.Policy.FinalStatus(), "hookrelay could not make the attempt: "+err.Error())
 			} else {
 				scheduled = workflow.Now(d.ctx)

@@ -22,23 +22,20 @@ const (
 
 // notCountedAsAttempt reports whether this execution follows the rule that
 // hookrelay's own failures are not attempts.
-func (d *delivery) notCountedAsAttempt() bool {
-	return workflow.GetVersion(d.ctx, changeInternalNotAttempt, workflow.DefaultVersion, 1) == 1
+func notCountedAsAttempt(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, changeInternalNotAttempt, workflow.DefaultVersion, 1) == 1
 }
 
-// backOffInternal waits before trying again after hookrelay itself failed,
-// so that a database outage does not use up the endpoint's retries. It
-// reports false, without waiting, when the wait would end after the policy's
-// deadline.
-func (d *delivery) backOffInternal() bool {
-	d.internalFailures++
-	wait := internalBackoffMin << min(d.internalFailures-1, 5)
-	wait = min(wait, internalBackoffMax)
-	deadline := d.deadline()
-	if !deadline.IsZero() && workflow.Now(d.ctx).Add(wait).After(deadline) {
+// backOffInternal waits before trying again after hookrelay itself failed
+// for the failures-th time in a row, so that a database outage does not use
+// up the endpoint's retries. It reports false, without waiting, when the
+// wait would end after the deadline (zero: none).
+func backOffInternal(ctx workflow.Context, failures int, deadline time.Time) bool {
+	wait := min(internalBackoffMin<<min(failures-1, 5), internalBackoffMax)
+	if !deadline.IsZero() && workflow.Now(ctx).Add(wait).After(deadline) {
 		return false
 	}
-	return workflow.Sleep(d.ctx, wait) == nil
+	return workflow.Sleep(ctx, wait) == nil
 }
 
 // deadline is the time after which the delivery can have no more retries, or

@@ -121,3 +121,17 @@ func TestTTLCountsFromPublication(t *testing.T) {
 		t.Fatalf("result %+v, timers %v; want 2 attempts, one 1m timer, then TimeToLiveExceeded", res, timers)
 	}
 }
+
+// TestBatchInternalFailureIsNotAnAttempt: as for single deliveries, a
+// failure of hookrelay itself while a batch is attempted (recording fails
+// once) does not use up the batch's attempts (POLICIES.md §eventgrid-edge):
+// the batch backs off 10 s and is delivered after one counted attempt.
+func TestBatchInternalFailureIsNotAnAttempt(t *testing.T) {
+	f := newBatchFixture(t, 3, "", always(http.StatusOK))
+	failAttemptInserts(t, f.fixture, 1)
+	res, timers := f.run(t)
+	if res.Status != "delivered" || res.Attempts != 1 || !equalDurations(timers, []time.Duration{10 * time.Second}) {
+		t.Fatalf("result %+v, timers %v; want delivered after 1 attempt and one 10s back-off", res, timers)
+	}
+	f.checkDeliveries(t, "delivered", "", 1)
+}
