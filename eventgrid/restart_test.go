@@ -85,7 +85,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 	srv2, c2 := startTemporal(t, dbFile, port)
 	t.Cleanup(func() { c2.Close(); _ = srv2.Stop() })
 	runWorker(t, c2, st)
-	waitDelivered(t, st, sub.ID, 50, 2*time.Minute)
+	waitDelivered(t, st, sub.ID, 50, 5*time.Minute)
 	ok := map[string]bool{}
 	for _, q := range recv.requests() {
 		if q.Status == http.StatusOK {
