@@ -37,6 +37,13 @@ func startTemporal(t *testing.T, dbFile string, port int) (*devenv.Temporal, cli
 	return srv, c
 }
 
+// restartRetryPolicy retries every 3 s. The endpoint circuit breaker is off:
+// on a slow machine the failures before the restart pass its thresholds, and
+// a disabled endpoint is probed only every 10 minutes; this test is about
+// durability, not health.
+const restartRetryPolicy = `{"custom":{"kind":"fixed","interval_seconds":3},"max_attempts":100,
+	"health":{"disable_failure_rate":0,"disable_consecutive":0,"freeze_consecutive":0,"freeze_always_after":0}}`
+
 // TestEdgeDeliveryAcrossRestart stops the worker and the Temporal server while
 // 50 events wait for their retry, starts both again on the same SQLite file,
 // and expects every event delivered (POLICIES.md §eventgrid-edge: the
@@ -53,7 +60,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 	})
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: "acct_default", URL: recv.URL, EventTypes: []string{"r.evt"},
-		Policy: "custom", Active: true, RetryPolicy: store.RawJSON(`{"custom":{"kind":"fixed","interval_seconds":3},"max_attempts":100}`),
+		Policy: "custom", Active: true, RetryPolicy: store.RawJSON(restartRetryPolicy),
 		Options: store.EventGridOptions(store.EventGridSettings{Mode: store.EventGridEdge, Schema: store.SchemaEventGrid, Validation: store.ValidationNone})}
 	if err := st.CreateSubscription(ctx, &sub); err != nil {
 		t.Fatal(err)
