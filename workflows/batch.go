@@ -49,15 +49,17 @@ func (b *batch) run() (DeliveryResult, error) {
 	for {
 		res, err := b.attempt(scheduled, probe)
 		if err != nil {
-			if !notCountedAsAttempt(b.ctx) {
-				res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
-			} else if b.internalFailures++; !backOffInternal(b.ctx, b.internalFailures, b.deadline()) {
-				return b.finish(b.in.Policy.FinalStatus(), "hookrelay could not make the attempt: "+err.Error())
-			} else {
+			b.internalFailures++
+			switch onInternalFailure(b.ctx, b.internalFailures, b.deadline()) {
+			case giveUp:
+				return b.finish(b.in.Policy.FinalStatus(), internalReason(err))
+			case tryAgain:
 				scheduled = workflow.Now(b.ctx)
 				continue
 			}
+			res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
 		}
+		b.internalFailures = 0
 		if res.Skipped {
 			var ok bool
 			if probe, ok = b.waitForEndpoint(); !ok {

@@ -88,15 +88,17 @@ func (d *delivery) run() (DeliveryResult, error) {
 	for {
 		res, err := d.attempt(scheduled, probe)
 		if err != nil {
-			if !notCountedAsAttempt(d.ctx) {
-				res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
-			} else if d.internalFailures++; !backOffInternal(d.ctx, d.internalFailures, d.deadline()) {
-				return d.finish(d.in.Policy.FinalStatus(), "hookrelay could not make the attempt: "+err.Error())
-			} else {
+			d.internalFailures++
+			switch onInternalFailure(d.ctx, d.internalFailures, d.deadline()) {
+			case giveUp:
+				return d.finish(d.in.Policy.FinalStatus(), internalReason(err))
+			case tryAgain:
 				scheduled = workflow.Now(d.ctx)
 				continue
 			}
+			res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
 		}
+		d.internalFailures = 0
 		if res.Skipped {
 			var ok bool
 			if probe, ok = d.waitForEndpoint(); !ok {

@@ -20,23 +20,39 @@ const (
 	internalBackoffMax = 5 * time.Minute
 )
 
-// notCountedAsAttempt reports whether this execution follows the rule that
-// hookrelay's own failures are not attempts.
-func notCountedAsAttempt(ctx workflow.Context) bool {
-	return workflow.GetVersion(ctx, changeInternalNotAttempt, workflow.DefaultVersion, 1) == 1
-}
+// afterInternal is what follows a failure of hookrelay itself.
+type afterInternal int
 
-// backOffInternal waits before trying again after hookrelay itself failed
-// for the failures-th time in a row, so that a database outage does not use
-// up the endpoint's retries. It reports false, without waiting, when the
-// wait would end after the deadline (zero: none).
-func backOffInternal(ctx workflow.Context, failures int, deadline time.Time) bool {
+const (
+	// countAsAttempt: the old rule, for executions from before the change.
+	countAsAttempt afterInternal = iota
+	// tryAgain: the back-off is over; make the attempt again.
+	tryAgain
+	// giveUp: the back-off would end after the deadline.
+	giveUp
+)
+
+// onInternalFailure handles the failures-th failure in a row of hookrelay
+// itself (counted by the caller): it waits before trying again, so that a
+// database outage does not use up the endpoint's retries, unless the wait
+// would end after the deadline (zero: none).
+func onInternalFailure(ctx workflow.Context, failures int, deadline time.Time) afterInternal {
+	if workflow.GetVersion(ctx, changeInternalNotAttempt, workflow.DefaultVersion, 1) != 1 {
+		return countAsAttempt
+	}
 	wait := min(internalBackoffMin<<min(failures-1, 5), internalBackoffMax)
 	if !deadline.IsZero() && workflow.Now(ctx).Add(wait).After(deadline) {
-		return false
+		return giveUp
 	}
-	return workflow.Sleep(ctx, wait) == nil
+	if workflow.Sleep(ctx, wait) != nil {
+		return giveUp
+	}
+	return tryAgain
 }
+
+// internalReason is the final reason of a delivery hookrelay itself could
+// not attempt before its deadline.
+func internalReason(err error) string { return "hookrelay could not make the attempt: " + err.Error() }
 
 // deadline is the time after which the delivery can have no more retries, or
 // zero when its policy sets none.
