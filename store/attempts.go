@@ -87,32 +87,7 @@ type Counters struct {
 // transaction, and returns the endpoint's counters. Recording the same attempt
 // twice (an activity retried after a crash) counts it once.
 func (s *Store) RecordAttempt(ctx context.Context, endpointID string, a Attempt) (Counters, error) {
-	if len(a.ResponseHeaders) == 0 {
-		a.ResponseHeaders = RawJSON("{}")
-	}
-	var c Counters
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.NamedExecContext(ctx, `INSERT INTO attempts (delivery_id, attempt, scheduled_at,
-				started_at, duration_ms, status_code, error_kind, error_message, response_body,
-				response_headers, success)
-			VALUES (:delivery_id, :attempt, :scheduled_at, :started_at, :duration_ms, :status_code,
-				:error_kind, :error_message, :response_body, :response_headers, :success)
-			ON CONFLICT (delivery_id, attempt) DO NOTHING`, a)
-		if err != nil {
-			return fmt.Errorf("store: insert attempt: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return tx.GetContext(ctx, &c, `SELECT id, state, attempts, failures, consecutive_failures,
-				last_success_at, created_at FROM endpoints WHERE id = $1`, endpointID)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET attempts = GREATEST(attempts, $2),
-				updated_at = now() WHERE id = $1`, a.DeliveryID, a.Attempt+1); err != nil {
-			return fmt.Errorf("store: count delivery attempt: %w", err)
-		}
-		c, err = countAttempt(ctx, tx, endpointID, a)
-		return err
-	})
-	return c, err
+	return s.RecordBatchAttempt(ctx, endpointID, []Attempt{a})
 }
 
 func countAttempt(ctx context.Context, tx *sqlx.Tx, endpointID string, a Attempt) (Counters, error) {

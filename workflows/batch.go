@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -28,87 +27,13 @@ type BatchInput struct {
 // frozen the batch waits, as a Delivery does, for a release or probe signal
 // (sent to "batch/<batch id>") or the policy's deadline.
 func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
-	b := &batch{ctx: ctx, in: in, seed: policies.Seed(in.BatchID)}
-	return b.run()
+	b := &batch{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.BatchID)}, in: in}
+	return b.run(b, time.Time{})
 }
 
 type batch struct {
-	ctx  workflow.Context
-	in   BatchInput
-	seed uint64
-	pr   policies.Progress
-	last activities.DeliverResult
-	// internalFailures counts consecutive failures of hookrelay itself.
-	internalFailures int
-}
-
-func (b *batch) run() (DeliveryResult, error) {
-	b.pr.FirstAttemptAt = workflow.Now(b.ctx)
-	scheduled := b.pr.FirstAttemptAt
-	probe := false
-	for {
-		res, err := b.attempt(scheduled, probe)
-		if err != nil {
-			b.internalFailures++
-			switch onInternalFailure(b.ctx, b.internalFailures, b.deadline()) {
-			case giveUp:
-				return b.finish(b.in.Policy.FinalStatus(), internalReason(err))
-			case tryAgain:
-				scheduled = workflow.Now(b.ctx)
-				continue
-			}
-			res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
-		}
-		b.internalFailures = 0
-		if res.Skipped {
-			var ok bool
-			if probe, ok = b.waitForEndpoint(); !ok {
-				return b.finish(b.in.Policy.FinalStatus(), string(policies.TTLExceeded))
-			}
-			scheduled = workflow.Now(b.ctx)
-			continue
-		}
-		probe = false
-		b.last = res
-		b.pr.Attempts++
-		due, status, reason := b.judge()
-		if status != "" {
-			return b.finish(status, reason)
-		}
-		b.setStatus("retrying", &due)
-		// Measured after the bookkeeping (as in Delivery), which Temporal may
-		// have retried; at least 1 ms keeps one timer command per retry.
-		wait := max(due.Sub(workflow.Now(b.ctx)), time.Millisecond)
-		if err := workflow.NewTimer(b.ctx, wait).Get(b.ctx, nil); err != nil {
-			return DeliveryResult{}, err
-		}
-		scheduled = due
-	}
-}
-
-// judge reads the last attempt under the policy: the final status and its
-// reason when the batch is done, else when the next attempt is due.
-func (b *batch) judge() (due time.Time, status, reason string) {
-	now := workflow.Now(b.ctx)
-	switch b.in.Policy.Classify(b.last.StatusCode) {
-	case policies.Delivered:
-		return time.Time{}, "delivered", ""
-	case policies.Undeliverable:
-		status := "dropped"
-		if b.in.Policy.DeadLettering {
-			status = "dead_lettered"
-		}
-		return time.Time{}, status, fmt.Sprintf("Undeliverable: HTTP %d", b.last.StatusCode)
-	}
-	if b.pr.FirstFailureAt.IsZero() {
-		b.pr.FirstFailureAt = now
-	}
-	b.pr.LastFailureAt = now
-	due, stop := b.in.Policy.Next(b.pr, b.seed)
-	if stop != policies.NoStop {
-		return time.Time{}, b.in.Policy.FinalStatus(), string(stop)
-	}
-	return due, "", ""
+	retries
+	in BatchInput
 }
 
 // attempt runs DeliverBatch once, on the deliveries or the retries queue.
@@ -126,10 +51,6 @@ func (b *batch) attempt(scheduled time.Time, probe bool) (activities.DeliverResu
 	}
 	return res, nil
 }
-
-// deadline is the time after which the batch can have no more retries, or
-// zero when its policy sets none.
-func (b *batch) deadline() time.Time { return retryDeadline(b.in.Policy, b.pr) }
 
 // waitForEndpoint parks the batch while its endpoint is disabled or frozen,
 // as Delivery's does: every delivery of the batch is recorded waiting, so the

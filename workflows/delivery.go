@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -56,9 +55,9 @@ var a *activities.Activities
 // activity execution per attempt, durable timers between attempts, until it is
 // delivered, dead-lettered, dropped or queued.
 func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
-	d := &delivery{ctx: ctx, in: in, seed: policies.Seed(in.DeliveryID)}
+	d := &delivery{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.DeliveryID)}, in: in}
 	d.localBookkeeping = workflow.GetVersion(ctx, changeLocalBookkeeping, workflow.DefaultVersion, 1) == 1
-	return d.run()
+	return d.run(d, in.PublishedAt)
 }
 
 // changeLocalBookkeeping marks the change that moved SetStatus and Finish to
@@ -66,75 +65,11 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 const changeLocalBookkeeping = "local-bookkeeping"
 
 type delivery struct {
-	ctx  workflow.Context
-	in   DeliveryInput
-	seed uint64
-	pr   policies.Progress
-	last activities.DeliverResult
+	retries
+	in DeliveryInput
 	// localBookkeeping is false only for deliveries started before
 	// changeLocalBookkeeping.
 	localBookkeeping bool
-	// internalFailures counts consecutive failures of hookrelay itself.
-	internalFailures int
-}
-
-func (d *delivery) run() (DeliveryResult, error) {
-	d.pr.FirstAttemptAt = workflow.Now(d.ctx)
-	scheduled := d.pr.FirstAttemptAt
-	if !d.in.PublishedAt.IsZero() && d.in.PublishedAt.Before(d.pr.FirstAttemptAt) {
-		d.pr.FirstAttemptAt = d.in.PublishedAt
-	}
-	probe := false
-	for {
-		res, err := d.attempt(scheduled, probe)
-		if err != nil {
-			d.internalFailures++
-			switch onInternalFailure(d.ctx, d.internalFailures, d.deadline()) {
-			case giveUp:
-				return d.finish(d.in.Policy.FinalStatus(), internalReason(err))
-			case tryAgain:
-				scheduled = workflow.Now(d.ctx)
-				continue
-			}
-			res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
-		}
-		d.internalFailures = 0
-		if res.Skipped {
-			var ok bool
-			if probe, ok = d.waitForEndpoint(); !ok {
-				return d.finish(d.in.Policy.FinalStatus(), string(policies.TTLExceeded))
-			}
-			scheduled = workflow.Now(d.ctx)
-			continue
-		}
-		probe = false
-		d.last = res
-		d.pr.Attempts++
-		now := workflow.Now(d.ctx)
-		switch d.in.Policy.Classify(res.StatusCode) {
-		case policies.Delivered:
-			return d.finish("delivered", "")
-		case policies.Undeliverable:
-			return d.finish(d.undeliverableStatus(), fmt.Sprintf("Undeliverable: HTTP %d", res.StatusCode))
-		}
-		if d.pr.FirstFailureAt.IsZero() {
-			d.pr.FirstFailureAt = now
-		}
-		d.pr.LastFailureAt = now
-		due, stop := d.in.Policy.Next(d.pr, d.seed)
-		if stop != policies.NoStop {
-			return d.finish(d.in.Policy.FinalStatus(), string(stop))
-		}
-		d.setStatus("retrying", &due)
-		// Measured after the bookkeeping, which Temporal may have retried, so
-		// that it never pushes the retry back; at least 1 ms keeps one timer
-		// command per retry (replay-safe) when it took longer than the wait.
-		wait := max(due.Sub(workflow.Now(d.ctx)), time.Millisecond)
-		if err := workflow.NewTimer(d.ctx, wait).Get(d.ctx, nil); err != nil {
-			return DeliveryResult{}, err
-		}
-		scheduled = due
-	}
 }
 
 // attempt runs the Deliver activity once: the first attempt on the deliveries
@@ -169,14 +104,6 @@ func attemptOptions(ctx workflow.Context, attempts int, timeout time.Duration) w
 		StartToCloseTimeout: timeout + 15*time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-}
-
-// undeliverableStatus is where an event goes that can never succeed.
-func (d *delivery) undeliverableStatus() string {
-	if d.in.Policy.DeadLettering {
-		return "dead_lettered"
-	}
-	return "dropped"
 }
 
 // bookkeep runs one idempotent bookkeeping activity, which Temporal retries

@@ -54,20 +54,6 @@ func onInternalFailure(ctx workflow.Context, failures int, deadline time.Time) a
 // not attempt before its deadline.
 func internalReason(err error) string { return "hookrelay could not make the attempt: " + err.Error() }
 
-// deadline is the time after which the delivery can have no more retries, or
-// zero when its policy sets none.
-func (d *delivery) deadline() time.Time { return retryDeadline(d.in.Policy, d.pr) }
-
-// retryDeadline is the time after which a delivery (or batch) that has made
-// pr's attempts can have no more retries, or zero when p sets none; before
-// any failure it counts from the first attempt.
-func retryDeadline(p policies.Policy, pr policies.Progress) time.Time {
-	if pr.FirstFailureAt.IsZero() {
-		pr.FirstFailureAt = pr.FirstAttemptAt
-	}
-	return p.Deadline(pr)
-}
-
 // waitForEndpoint parks the delivery while its endpoint is disabled or frozen,
 // until a release or probe signal comes or the policy's deadline passes. It
 // reports whether the next attempt is a probe, and false ok at the deadline.

@@ -1,0 +1,125 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// steps are what a Delivery and a Batch do differently: the activity that
+// makes an attempt, how waiting for the endpoint and the in-flight status
+// are recorded, and how the end is.
+type steps interface {
+	attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error)
+	waitForEndpoint() (probe bool, ok bool)
+	setStatus(status string, next *time.Time) string
+	finish(status, reason string) (DeliveryResult, error)
+}
+
+// retries is what a Delivery or a Batch keeps between its attempts, and the
+// loop that drives them under its policy.
+type retries struct {
+	ctx    workflow.Context
+	policy policies.Policy
+	seed   uint64
+	pr     policies.Progress
+	last   activities.DeliverResult
+	// internalFailures counts consecutive failures of hookrelay itself.
+	internalFailures int
+}
+
+// run makes attempts through s until one is delivered or the policy ends the
+// retries: one activity per attempt, a durable timer before each retry. The
+// time-to-live counts from publishedAt when it is earlier than now.
+func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
+	r.pr.FirstAttemptAt = workflow.Now(r.ctx)
+	scheduled := r.pr.FirstAttemptAt
+	if !publishedAt.IsZero() && publishedAt.Before(r.pr.FirstAttemptAt) {
+		r.pr.FirstAttemptAt = publishedAt
+	}
+	probe := false
+	for {
+		res, err := s.attempt(scheduled, probe)
+		if err != nil {
+			r.internalFailures++
+			switch onInternalFailure(r.ctx, r.internalFailures, r.deadline()) {
+			case giveUp:
+				return s.finish(r.policy.FinalStatus(), internalReason(err))
+			case tryAgain:
+				scheduled = workflow.Now(r.ctx)
+				continue
+			}
+			res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+		}
+		r.internalFailures = 0
+		if res.Skipped {
+			var ok bool
+			if probe, ok = s.waitForEndpoint(); !ok {
+				return s.finish(r.policy.FinalStatus(), string(policies.TTLExceeded))
+			}
+			scheduled = workflow.Now(r.ctx)
+			continue
+		}
+		probe = false
+		r.last = res
+		r.pr.Attempts++
+		due, status, reason := r.judge()
+		if status != "" {
+			return s.finish(status, reason)
+		}
+		if err := r.waitUntil(s, due); err != nil {
+			return DeliveryResult{}, err
+		}
+		scheduled = due
+	}
+}
+
+// judge reads the last attempt under the policy: the final status and its
+// reason when the retries are over, else when the next attempt is due.
+func (r *retries) judge() (due time.Time, status, reason string) {
+	now := workflow.Now(r.ctx)
+	switch r.policy.Classify(r.last.StatusCode) {
+	case policies.Delivered:
+		return time.Time{}, "delivered", ""
+	case policies.Undeliverable:
+		status := "dropped"
+		if r.policy.DeadLettering {
+			status = "dead_lettered"
+		}
+		return time.Time{}, status, fmt.Sprintf("Undeliverable: HTTP %d", r.last.StatusCode)
+	}
+	if r.pr.FirstFailureAt.IsZero() {
+		r.pr.FirstFailureAt = now
+	}
+	r.pr.LastFailureAt = now
+	due, stop := r.policy.Next(r.pr, r.seed)
+	if stop != policies.NoStop {
+		return time.Time{}, r.policy.FinalStatus(), string(stop)
+	}
+	return due, "", ""
+}
+
+// waitUntil records the retrying status and sleeps on a durable timer until
+// due. The wait is measured after the bookkeeping, which Temporal may have
+// retried, so that it never pushes the retry back; at least 1 ms keeps one
+// timer command per retry (replay-safe) when it took longer than the wait.
+func (r *retries) waitUntil(s steps, due time.Time) error {
+	s.setStatus("retrying", &due)
+	wait := max(due.Sub(workflow.Now(r.ctx)), time.Millisecond)
+	return workflow.NewTimer(r.ctx, wait).Get(r.ctx, nil)
+}
+
+// deadline is the time after which there can be no more retries, or zero
+// when the policy sets none; before any failure it counts from the first
+// attempt.
+func (r *retries) deadline() time.Time {
+	pr := r.pr
+	if pr.FirstFailureAt.IsZero() {
+		pr.FirstFailureAt = pr.FirstAttemptAt
+	}
+	return r.policy.Deadline(pr)
+}
