@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -75,7 +76,7 @@ func TestDevRunsAndStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"dev"}, devEnv(t, addr), &out, &errOut) }()
 	deadline := time.Now().Add(2 * time.Minute)
-	for !ready(addr) {
+	for !strings.Contains(out.String(), "hookrelay is running") || !ready(addr) {
 		select {
 		case err := <-done:
 			t.Fatalf("dev ended early: %v\n%s", err, errOut.String())
@@ -99,13 +100,18 @@ func TestDevRunsAndStops(t *testing.T) {
 	}
 }
 
+// ready reports whether hookrelay's own readiness check answers at addr
+// (another test's receiver may briefly hold a port that was free).
 func ready(addr string) bool {
 	resp, err := http.Get("http://" + addr + "/readyz")
 	if err != nil {
 		return false
 	}
 	defer resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	var body struct {
+		Ready bool `json:"ready"`
+	}
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&body) == nil && body.Ready
 }
 
 // TestDevFailsWhenAPICannotListen: with the API's address taken, `hookrelay
