@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -222,6 +223,25 @@ func assertSearchAttributes(t *testing.T, c client.Client, namespace string, nam
 	}
 }
 
+// assertWAL checks that the SQLite file at path is in write-ahead-log mode:
+// bytes 18 and 19 of its header (the file format's write and read versions)
+// are 2 for WAL, 1 for a rollback journal.
+func assertWAL(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	header := make([]byte, 20)
+	if _, err := io.ReadFull(f, header); err != nil {
+		t.Fatal(err)
+	}
+	if header[18] != 2 || header[19] != 2 {
+		t.Errorf("%s: SQLite write/read versions %d/%d, want 2/2 (WAL)", path, header[18], header[19])
+	}
+}
+
 func TestTemporalDBFileKeepsData(t *testing.T) {
 	cfg := headlessConfig(t)
 	cfg.DBFile = filepath.Join(t.TempDir(), "temporal.db")
@@ -234,6 +254,7 @@ func TestTemporalDBFileKeepsData(t *testing.T) {
 	if err := first.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	assertWAL(t, cfg.DBFile)
 
 	// Restart on the same file with one more search attribute.
 	cfg.SearchAttributes = map[string]string{"EndpointId": "Keyword", "Attempts": "Int"}
@@ -269,7 +290,8 @@ func TestTemporalArgs(t *testing.T) {
 	want := "server start-dev --ip 127.0.0.1 --port 7233 --log-level warn" +
 		" --dynamic-config-value matching.numTaskqueueReadPartitions=1" +
 		" --dynamic-config-value matching.numTaskqueueWritePartitions=1" +
-		" --ui-port 8233 --db-filename /data/t.db --namespace hookrelay" +
+		" --ui-port 8233 --db-filename /data/t.db" +
+		" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal --namespace hookrelay" +
 		" --search-attribute Attempts=Int --search-attribute EndpointId=Keyword"
 	if got != want {
 		t.Errorf("args:\n got %s\nwant %s", got, want)

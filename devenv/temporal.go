@@ -170,9 +170,7 @@ func temporalArgs(cfg TemporalConfig) []string {
 	} else {
 		args = append(args, "--ui-port", strconv.Itoa(cfg.UIPort))
 	}
-	if cfg.DBFile != "" {
-		args = append(args, "--db-filename", cfg.DBFile)
-	}
+	args = append(args, sqliteArgs(cfg.DBFile)...)
 	if cfg.Namespace != "default" {
 		args = append(args, "--namespace", cfg.Namespace)
 	}

@@ -1,0 +1,32 @@
+package devenv
+
+// sqlitePragmas are the SQLite settings of a file-backed dev server (the one
+// `hookrelay dev` runs), passed as `--sqlite-pragma` flags. SQLite's default
+// (a rollback journal, synchronous=FULL) syncs the file to disk several times
+// per transaction, and the dev server makes a few transactions per workflow
+// task: on the 2-core VM it started about 16 bare workflows a second. With a
+// write-ahead log and synchronous=NORMAL a commit is an append to the log,
+// synced only at checkpoints (BENCHMARKS.md has the figures).
+//
+// The durability trade-off (README, "Dev server durability"): the database
+// stays consistent whatever happens, and nothing is lost when a process
+// crashes or is killed; a power failure or kernel crash can lose the
+// transactions committed since the last checkpoint (up to about a second of
+// workflow progress). Deliveries stored in PostgreSQL are never lost: the
+// sweeper starts again any whose workflow is gone, and a delivery whose
+// progress is rolled back makes its attempt again (receivers deduplicate on
+// Webhook-Id).
+var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
+
+// sqliteArgs are the dev server's flags for its SQLite file, none for an
+// in-memory server.
+func sqliteArgs(dbFile string) []string {
+	if dbFile == "" {
+		return nil
+	}
+	args := []string{"--db-filename", dbFile}
+	for _, p := range sqlitePragmas {
+		args = append(args, "--sqlite-pragma", p)
+	}
+	return args
+}
