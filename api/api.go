@@ -26,7 +26,10 @@ type Server struct {
 	Store    *store.Store
 	Temporal client.Client
 	Starter  *starter.Starter
-	Logger   *slog.Logger
+	// StartQueue, when set, starts published deliveries in the background
+	// (starter.Queue); nil starts them before answering.
+	StartQueue *starter.Queue
+	Logger     *slog.Logger
 }
 
 // New returns the Echo instance serving the API.
@@ -44,6 +47,7 @@ func New(s *Server) *echo.Echo {
 	v1.GET("/subscriptions/:id", s.getSubscription)
 	v1.POST("/events", s.publish)
 	v1.GET("/events/:id", s.getEvent)
+	v1.GET("/backlog", s.getBacklog)
 	v1.GET("/deliveries/:id", s.getDelivery)
 	v1.POST("/deliveries/:id/retry", s.retryDelivery)
 	v1.GET("/dead-letters", s.listDeadLetters)

@@ -91,9 +91,7 @@ func (s *Server) publishEventGrid(c echo.Context) error {
 
 // startLogged starts ds, logging a failure: the sweeper starts what was not.
 func (s *Server) startLogged(c echo.Context, ds []store.Delivery) {
-	if err := s.Starter.Start(c.Request().Context(), ds); err != nil {
-		s.Logger.ErrorContext(c.Request().Context(), "start_deliveries_failed", "error", err)
-	}
+	s.startDeliveries(c.Request().Context(), ds)
 }
 
 // parseEventGridEvents reads a JSON array of Event Grid events. Each event is

@@ -63,18 +63,15 @@ func (s *Server) publish(c echo.Context) error {
 	return s.publishEvent(c, ev)
 }
 
-// publishEvent stores ev, starts its deliveries and answers with them. A
-// failure to start is logged, not returned: the event is stored and the
-// worker's sweeper starts what was not started.
+// publishEvent stores ev, hands its deliveries to be started (startDeliveries)
+// and answers with them.
 func (s *Server) publishEvent(c echo.Context, ev store.Event) error {
 	ctx := c.Request().Context()
 	res, err := s.Store.Publish(ctx, ev)
 	if err != nil {
 		return err
 	}
-	if err := s.Starter.Start(ctx, res.Deliveries); err != nil {
-		s.Logger.ErrorContext(ctx, "start_deliveries_failed", "event_id", res.Event.ExternalID, "error", err)
-	}
+	s.startDeliveries(ctx, res.Deliveries)
 	status := http.StatusAccepted
 	if res.Duplicate {
 		status = http.StatusOK

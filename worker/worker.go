@@ -74,6 +74,7 @@ func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Log
 	if opts.SweepInterval > 0 {
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
 		go pruneBuckets(ctx, st, logger)
+		go reportBacklog(ctx, st, logger)
 	}
 	<-ctx.Done()
 	logger.Info("worker_stopping")

@@ -102,6 +102,8 @@ func (a *app) api(ctx context.Context) error {
 func (a *app) serve(ctx context.Context, st *store.Store, c client.Client) error {
 	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults}}
+	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
+	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {

@@ -1,0 +1,166 @@
+package starter
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// Defaults of a Queue.
+const (
+	// DefaultQueueWorkers is how many batches of starts run at once.
+	DefaultQueueWorkers = 16
+	// DefaultQueueSize bounds the deliveries waiting to be started.
+	DefaultQueueSize = 20000
+	// queueBatch bounds the deliveries one worker starts in one Start call
+	// (one subscription lookup each, one MarkStarted for all).
+	queueBatch = 32
+	// queueStartTimeout bounds one batch's calls to Temporal and PostgreSQL.
+	queueStartTimeout = time.Minute
+	// lagReportEvery is how often a queue that is behind says so in the log.
+	lagReportEvery = 5 * time.Second
+	// lagWorthReporting is the wait that makes a queue count as behind.
+	lagWorthReporting = time.Second
+)
+
+// Queue starts the workflows of stored deliveries in the background, so that
+// publishing answers as soon as the event and its deliveries are committed in
+// PostgreSQL, whatever Temporal's speed or health. Starts run concurrently
+// (Workers at once) and are bounded (Size waiting): when the queue is full,
+// or the process stops first, the deliveries stay unstarted in PostgreSQL
+// and the worker's sweeper starts them, as after a crash.
+type Queue struct {
+	Starter *Starter
+	// Workers is how many batches are started at once; zero means
+	// DefaultQueueWorkers.
+	Workers int
+	// Size bounds the deliveries waiting; zero means DefaultQueueSize.
+	Size int
+
+	once sync.Once
+	ch   chan queued
+	// lastWaitNs is how long the most recently taken delivery waited.
+	lastWaitNs atomic.Int64
+}
+
+// queued is a delivery waiting to be started, and since when.
+type queued struct {
+	d  store.Delivery
+	at time.Time
+}
+
+func (q *Queue) init() {
+	q.once.Do(func() {
+		size := q.Size
+		if size <= 0 {
+			size = DefaultQueueSize
+		}
+		q.ch = make(chan queued, size)
+	})
+}
+
+// Enqueue hands the deliveries not yet started to the queue without waiting.
+// Those that do not fit are left to the sweeper, and logged.
+func (q *Queue) Enqueue(ctx context.Context, ds []store.Delivery) {
+	q.init()
+	now, left := time.Now(), 0
+	for _, d := range ds {
+		if d.Started {
+			continue
+		}
+		select {
+		case q.ch <- queued{d: d, at: now}:
+		default:
+			left++
+		}
+	}
+	if left > 0 {
+		q.Starter.Logger.WarnContext(ctx, "start_queue_full", "left_to_sweeper", left, "queued", len(q.ch))
+	}
+}
+
+// Len is the number of deliveries waiting to be started.
+func (q *Queue) Len() int {
+	q.init()
+	return len(q.ch)
+}
+
+// Run starts queued deliveries until ctx ends, logging the queue's lag every
+// few seconds while it is behind.
+func (q *Queue) Run(ctx context.Context) {
+	q.init()
+	workers := q.Workers
+	if workers <= 0 {
+		workers = DefaultQueueWorkers
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q.work(ctx)
+		}()
+	}
+	q.reportLag(ctx)
+	wg.Wait()
+	if n := len(q.ch); n > 0 {
+		q.Starter.Logger.Warn("start_queue_stopped", "left_to_sweeper", n)
+	}
+}
+
+// work takes a delivery and whatever else is waiting, up to queueBatch, and
+// starts them, until ctx ends.
+func (q *Queue) work(ctx context.Context) {
+	for {
+		var first queued
+		select {
+		case <-ctx.Done():
+			return
+		case first = <-q.ch:
+		}
+		batch := []store.Delivery{first.d}
+		q.lastWaitNs.Store(int64(time.Since(first.at)))
+	more:
+		for len(batch) < queueBatch {
+			select {
+			case it := <-q.ch:
+				batch = append(batch, it.d)
+			default:
+				break more
+			}
+		}
+		q.start(ctx, batch)
+	}
+}
+
+// start starts one batch; a failure is logged, and the sweeper retries.
+func (q *Queue) start(ctx context.Context, ds []store.Delivery) {
+	ctx, cancel := context.WithTimeout(ctx, queueStartTimeout)
+	defer cancel()
+	if err := q.Starter.Start(ctx, ds); err != nil {
+		q.Starter.Logger.ErrorContext(ctx, "start_deliveries_failed", "count", len(ds), "error", err)
+	}
+}
+
+// reportLag logs, every lagReportEvery until ctx ends, how many deliveries
+// wait and how long the last one started had waited, while that is more
+// than lagWorthReporting or deliveries are waiting.
+func (q *Queue) reportLag(ctx context.Context) {
+	t := time.NewTicker(lagReportEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		wait := time.Duration(q.lastWaitNs.Load())
+		if n := len(q.ch); n > 0 || wait > lagWorthReporting {
+			q.Starter.Logger.WarnContext(ctx, "start_queue_lag", "queued", n, "last_wait", wait.Round(time.Millisecond))
+		}
+		q.lastWaitNs.Store(0)
+	}
+}

@@ -1,0 +1,77 @@
+package starter_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
+)
+
+func subscribe(t *testing.T, st *store.Store, typ string) {
+	t.Helper()
+	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/" + typ,
+		EventTypes: []string{typ}, Policy: "eventgrid", Active: true}
+	if err := st.CreateSubscription(context.Background(), &sub); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQueueStartsDeliveries: deliveries handed to a running Queue get their
+// workflow started and are recorded as started, in the background.
+func TestQueueStartsDeliveries(t *testing.T) {
+	st, c := testenv.Store(t), testenv.Client(t)
+	subscribe(t, st, "q")
+	var ds []store.Delivery
+	for _, id := range []string{"q1", "q2", "q3"} {
+		ds = append(ds, publishType(t, st, id, "q"))
+	}
+	for _, d := range ds {
+		t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), d.WorkflowID, "", "test ended") })
+	}
+	q := &starter.Queue{Starter: &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}, Workers: 2}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { q.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	q.Enqueue(ctx, ds)
+	for _, d := range ds {
+		for i := 0; !delivery(t, st, d.ID).Started; i++ {
+			if i == 600 {
+				t.Fatalf("%s not started after a minute", d.ID)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, err := c.DescribeWorkflowExecution(ctx, d.WorkflowID, ""); err != nil {
+			t.Errorf("%s: workflow %s: %v", d.ID, d.WorkflowID, err)
+		}
+	}
+	if n := q.Len(); n != 0 {
+		t.Errorf("queue holds %d after starting everything", n)
+	}
+}
+
+// TestQueueFullLeavesToSweeper: a full queue takes no more (Enqueue never
+// blocks); what it did not take stays unstarted in PostgreSQL, where the
+// sweeper finds it. Started deliveries are not queued.
+func TestQueueFullLeavesToSweeper(t *testing.T) {
+	ctx, st := context.Background(), testenv.Store(t)
+	subscribe(t, st, "f")
+	a, b := publishType(t, st, "f1", "f"), publishType(t, st, "f2", "f")
+	done := publishType(t, st, "f3", "f")
+	done.Started = true
+	q := &starter.Queue{Starter: &starter.Starter{Store: st, Logger: testenv.Logger()}, Size: 1}
+	q.Enqueue(ctx, []store.Delivery{done, a, b})
+	if n := q.Len(); n != 1 {
+		t.Fatalf("queue of size 1 holds %d", n)
+	}
+	ds, err := st.UnstartedDeliveries(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 3 {
+		t.Errorf("%d unstarted deliveries for the sweeper, want 3 (nothing started yet)", len(ds))
+	}
+}
