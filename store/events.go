@@ -133,10 +133,10 @@ func fanOut(ctx context.Context, tx *sqlx.Tx, ev Event) ([]Delivery, error) {
 		if t.Queue {
 			d.Status, d.Started, d.FinalReason = "queued", true, "subscription inactive or account in queue mode"
 		}
-		if err := insertDelivery(ctx, tx, &d); err != nil {
-			return nil, err
-		}
 		out = append(out, d)
+	}
+	if err := insertFanOut(ctx, tx, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

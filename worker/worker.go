@@ -53,7 +53,8 @@ func Register(main, deliveries, retries sdkworker.Registry, acts *activities.Act
 func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) error {
 	acts := activities.New(st, logger)
 	acts.Temporal = c
-	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
+	// First attempts run as local activities in this worker (workflows/delivery_local.go).
+	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentLocalActivityExecutionSize: opts.HTTPConcurrency})
 	httpOpts := sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.HTTPConcurrency,
 		DisableWorkflowWorker:              true,

@@ -56,13 +56,21 @@ var a *activities.Activities
 // delivered, dead-lettered, dropped or queued.
 func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d := &delivery{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.DeliveryID)}, in: in}
-	d.localBookkeeping = workflow.GetVersion(ctx, changeLocalBookkeeping, workflow.DefaultVersion, 1) == 1
+	v := workflow.GetVersion(ctx, changeLocalBookkeeping, workflow.DefaultVersion, versionLocalFirstAttempt)
+	d.localBookkeeping = v >= 1
+	d.localFirstAttempt = v >= versionLocalFirstAttempt
 	return d.run(d, in.PublishedAt)
 }
 
-// changeLocalBookkeeping marks the change that moved SetStatus and Finish to
-// local activities; deliveries started before it replay with regular ones.
+// changeLocalBookkeeping marks the changes that made a delivery cheaper for
+// Temporal; deliveries started before each replay as they ran. Version 1
+// moved SetStatus and Finish to local activities; versionLocalFirstAttempt
+// (issue 12) makes the first attempt a local activity too (localAttempt).
 const changeLocalBookkeeping = "local-bookkeeping"
+
+// versionLocalFirstAttempt is the version of changeLocalBookkeeping from
+// which the first attempt runs as a local activity.
+const versionLocalFirstAttempt = 2
 
 type delivery struct {
 	retries
@@ -70,10 +78,14 @@ type delivery struct {
 	// localBookkeeping is false only for deliveries started before
 	// changeLocalBookkeeping.
 	localBookkeeping bool
+	// localFirstAttempt is true from versionLocalFirstAttempt on; firstDone
+	// once that local attempt was made.
+	localFirstAttempt, firstDone bool
 }
 
-// attempt runs the Deliver activity once: the first attempt on the deliveries
-// queue, retries on the retries queue, never retried by Temporal itself.
+// attempt runs the Deliver activity once: the first attempt as a local
+// activity (localAttempt; on the deliveries queue for older deliveries),
+// retries on the retries queue, never retried by Temporal itself.
 func (d *delivery) attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error) {
 	ctx := attemptOptions(d.ctx, d.pr.Attempts, d.in.Policy.Timeout)
 	in := activities.DeliverInput{
@@ -82,7 +94,11 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) (activities.DeliverR
 		Health: d.in.Policy.Health,
 	}
 	var res activities.DeliverResult
-	if err := workflow.ExecuteActivity(ctx, a.Deliver, in).Get(ctx, &res); err != nil {
+	fut := d.localAttempt(in)
+	if fut == nil {
+		fut = workflow.ExecuteActivity(ctx, a.Deliver, in)
+	}
+	if err := fut.Get(ctx, &res); err != nil {
 		// hookrelay itself failed (a crashed worker, an unreachable
 		// database), not the endpoint: see backOffInternal.
 		workflow.GetLogger(d.ctx).Warn("attempt_failed_internally", "error", err)

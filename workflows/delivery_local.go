@@ -1,0 +1,35 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/activities"
+)
+
+// ActivityDeliver names the Deliver activity where it runs as a local
+// activity, by name (the worker registers the Activities struct).
+const ActivityDeliver = "Deliver"
+
+// localAttempt makes the first attempt of a delivery started from
+// versionLocalFirstAttempt on as a local activity: it runs in the first
+// workflow task, in the worker that holds the workflow, so a delivery that
+// succeeds at once costs Temporal one workflow task (no activity task, no
+// second workflow task), and its history shows the attempt as a
+// LocalActivity marker of type Deliver. It is still one execution per
+// attempt, never retried by Temporal. Every other attempt (retries, probes,
+// a first attempt tried again after hookrelay itself failed) runs as a
+// regular activity on its task queue: nil is returned for those.
+func (d *delivery) localAttempt(in activities.DeliverInput) workflow.Future {
+	if !d.localFirstAttempt || d.firstDone || d.pr.Attempts > 0 || in.Probe {
+		return nil
+	}
+	d.firstDone = true
+	ctx := workflow.WithLocalActivityOptions(d.ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: d.in.Policy.Timeout + 15*time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	return workflow.ExecuteLocalActivity(ctx, ActivityDeliver, in)
+}
