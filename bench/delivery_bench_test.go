@@ -78,7 +78,9 @@ func summarize(lat []time.Duration, wall time.Duration) result {
 	return result{perSecond: float64(len(lat)) / wall.Seconds(), p50: q(0.50), p95: q(0.95), p99: q(0.99)}
 }
 
-// BenchmarkDelivery publishes events through the real HTTP API to a real
+// BenchmarkDelivery is an extra (`make bench-extra`), on the tests' in-memory
+// dev server that no user runs; BenchmarkShipped measures what users run.
+// It publishes events through the real HTTP API to a real
 // receiver (first-attempt successes) and, in the same run on the same
 // Temporal dev server, starts as many bare workflows that each run one no-op
 // activity: the baseline. It reports throughput and latency of both and their

@@ -1,0 +1,210 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/hookrelay/hookrelay/testenv"
+)
+
+// The shipped benchmark's load. Saturated: shippedSaturated events from 16
+// publishers as fast as they are answered. Paced: each rate for
+// shippedPacedFor. Fan-out: shippedFanOut subscriptions, shippedFanOutEvents
+// publications. Overload: 3× the saturated rate measured in the same run
+// (HOOKRELAY_BENCH_OVERLOAD_RATE overrides) for HOOKRELAY_BENCH_OVERLOAD_SECONDS
+// (default 60).
+const (
+	shippedSaturated    = 1000
+	shippedPublishers   = 16
+	shippedPacedFor     = 20 * time.Second
+	shippedFanOut       = 200
+	shippedFanOutEvents = 3
+	shippedDirectFor    = 3 * time.Second
+)
+
+var shippedRates = []float64{20, 50}
+
+// shippedRun is one run of BenchmarkShipped: the servers, the receiver and
+// what was measured.
+type shippedRun struct {
+	b       *testing.B
+	dev     *devServer
+	rcv     *hitReceiver
+	c       client.Client
+	log     strings.Builder
+	results map[string]phaseResult
+	extra   map[string]string
+}
+
+// BenchmarkShipped measures hookrelay as `make run` ships it: `hookrelay dev`
+// built from this tree on a fresh data dir (PostgreSQL cluster, file-backed
+// Temporal dev server, worker and API in one process), a receiver and the
+// publishers in this process, all on loopback. In the same run, on the same
+// dev server, the baseline (a bare workflow running one HTTP activity to the
+// same receiver) and the direct-POST limit. It prints a self-describing
+// summary; BENCHMARKS.md explains it.
+func BenchmarkShipped(b *testing.B) {
+	for range b.N {
+		r := &shippedRun{b: b, results: map[string]phaseResult{}, extra: map[string]string{}}
+		r.run()
+	}
+}
+
+func (r *shippedRun) run() {
+	begin := time.Now()
+	r.printf("machine: %s", machine())
+	r.printf("load before start: %s", machineLoad())
+	r.dev = startDev(r.b)
+	r.printf("hookrelay dev ready in %v (data dir %s, log %s)", r.dev.startup.Round(time.Millisecond), r.dev.dataDir, r.dev.logPath)
+	r.rcv = newHitReceiver(r.b)
+	r.c = dialBench(r.b, r.dev.temporal)
+	startBaselineWorker(r.b, r.c)
+	subscribe(r.b, r.dev.api, "bench", r.rcv.url+"/hook")
+	r.direct()
+	r.saturated()
+	for _, rate := range shippedRates {
+		r.paced(rate)
+	}
+	r.fanOut()
+	r.histories()
+	r.overload()
+	r.extra["total"] = time.Since(begin).Round(time.Second).String()
+	r.summary()
+}
+
+func dialBench(b *testing.B, addr string) client.Client {
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: sdklog.NewStructuredLogger(testenv.Logger())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	return c
+}
+
+// printf adds a line to the run's log and prints it at once.
+func (r *shippedRun) printf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	r.log.WriteString(line + "\n")
+	fmt.Println(line)
+}
+
+// phase runs one load, waits up to limit for its receipts and reports it;
+// the machine's load is sampled just before.
+func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) phaseResult {
+	load := machineLoad()
+	res := measure(name, r.rcv, run(), limit)
+	res.load = load
+	r.results[name] = res
+	r.printf("%-22s %5d events, %5d receipts in %6.1fs: %6.1f/s; publish→receipt p50/p95/p99 %s / %s / %s; publish answer p50/p99/max %s / %s / %s; errors %d, lost %d\n%22s load before: %s",
+		name, res.events, res.receipts, res.lastReceipt.Sub(res.firstSend).Seconds(), res.perSecond,
+		ms(res.e2e[0]), ms(res.e2e[1]), ms(res.e2e[2]), ms(res.pub[0]), ms(res.pub[2]), ms(res.pub[3]),
+		res.errors, res.lost, "", load)
+	if res.errors > 0 || res.lost > 0 {
+		r.b.Errorf("%s: %d publications failed, %d receipts missing after %v", name, res.errors, res.lost, limit)
+	}
+	time.Sleep(2 * time.Second) // let the last workflows close
+	return res
+}
+
+func (r *shippedRun) hookrelay(prefix string) sendFunc {
+	return publisher{api: r.dev.api, typ: "bench", prefix: prefix, paths: []string{"/hook"}}.send
+}
+
+func (r *shippedRun) direct() {
+	load := machineLoad()
+	perSec, p50, p99 := directLimit(r.rcv.url, shippedDirectFor)
+	r.extra["direct"] = fmt.Sprintf("%.0f POST/s from 16 goroutines, latency p50 %s, p99 %s", perSec, ms(p50), ms(p99))
+	r.printf("direct POST limit: %s\n%22s load before: %s", r.extra["direct"], "", load)
+}
+
+func (r *shippedRun) saturated() {
+	limit := 5 * time.Minute
+	r.phase("baseline saturated", limit, func() []shot {
+		return closedLoop(shippedSaturated, shippedPublishers, baselineSender(r.c, r.rcv.url, "base-sat"))
+	})
+	r.phase("hookrelay saturated", limit, func() []shot {
+		return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay("hr-sat"))
+	})
+}
+
+func (r *shippedRun) paced(rate float64) {
+	limit := shippedPacedFor + 3*time.Minute
+	tag := strconv.Itoa(int(rate))
+	r.phase("baseline "+tag+"/s", limit, func() []shot {
+		return openLoop(rate, shippedPacedFor, baselineSender(r.c, r.rcv.url, "base-"+tag))
+	})
+	r.phase("hookrelay "+tag+"/s", limit, func() []shot {
+		return openLoop(rate, shippedPacedFor, r.hookrelay("hr-"+tag))
+	})
+}
+
+// fanOut subscribes shippedFanOut URLs (one endpoint each) to one type and
+// publishes shippedFanOutEvents events of it, one at a time, 2 s apart.
+func (r *shippedRun) fanOut() {
+	paths := make([]string, shippedFanOut)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/fan/%d", i)
+		subscribe(r.b, r.dev.api, "fanout", r.rcv.url+paths[i])
+	}
+	p := publisher{api: r.dev.api, typ: "fanout", prefix: "fan", paths: paths}
+	r.phase("fan-out 200", 5*time.Minute, func() []shot {
+		shots := make([]shot, shippedFanOutEvents)
+		for i := range shots {
+			shots[i] = p.send(i)
+			time.Sleep(2 * time.Second)
+		}
+		return shots
+	})
+}
+
+// histories counts the history events of up to ten workflows of each
+// saturated phase.
+func (r *shippedRun) histories() {
+	for _, name := range []string{"baseline saturated", "hookrelay saturated"} {
+		total, n, types := 0, 0, ""
+		for _, id := range r.results[name].workflowIDs {
+			events, t, err := history(r.c, id)
+			if err != nil {
+				r.b.Errorf("history of %s: %v", id, err)
+				continue
+			}
+			total, n, types = total+events, n+1, t
+		}
+		if n > 0 {
+			r.extra["history "+name] = fmt.Sprintf("%.1f", float64(total)/float64(n))
+			r.printf("history events per first-attempt delivery, %s: %.1f (mean of %d), e.g. %s", name, float64(total)/float64(n), n, types)
+		}
+	}
+}
+
+// history counts a closed workflow's events and lists their types.
+func history(c client.Client, id string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	it := c.GetWorkflowHistory(ctx, id, "", false, 0)
+	var types []string
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return 0, "", err
+		}
+		types = append(types, strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_"))
+	}
+	return len(types), strings.Join(types, " "), nil
+}
+
+// envSeconds reads a duration in seconds from the environment.
+func envSeconds(name string, def time.Duration) time.Duration {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return def
+}

@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// machine describes the computer: CPUs, model and memory.
+func machine() string {
+	model := "unknown"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		first, _, _ := strings.Cut(string(data), "\n")
+		mem = ", " + strings.Join(strings.Fields(first), " ")
+	}
+	return fmt.Sprintf("nproc %d, CPU %q%s, %s/%s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH)
+}
+
+// procSample is one process's CPU time (ticks) at a moment.
+type procSample struct {
+	comm       string
+	ppid       int
+	ticks      int64
+	pid        int
+	withinOurs bool
+}
+
+// readProcs reads every process's name, parent and CPU ticks from /proc.
+func readProcs() map[int]procSample {
+	out := map[int]procSample{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range dirs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		f := strings.Fields(s[end+1:])
+		if len(f) < 13 {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(s[:open]))
+		ppid, _ := strconv.Atoi(f[1])
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = procSample{comm: s[open+1 : end], ppid: ppid, ticks: ut + st, pid: pid}
+	}
+	return out
+}
+
+// benchDir is the directory of the dev server this benchmark started; its
+// PostgreSQL (which detaches from its parent) names it on its command line.
+var benchDir string
+
+// ours reports whether pid is this benchmark, one of its descendants (the
+// dev server, Temporal) or a process under one whose command line names
+// benchDir (PostgreSQL).
+func ours(procs map[int]procSample, pid int) bool {
+	self := os.Getpid()
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == self {
+			return true
+		}
+		if benchDir != "" {
+			if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmd), benchDir) {
+				return true
+			}
+		}
+		pid = procs[pid].ppid
+	}
+	return false
+}
+
+// machineLoad is the load average and the processes that used the most CPU
+// over the next 2 seconds, each marked as ours (this benchmark and what it
+// started) or other (everything else on the machine).
+func machineLoad() string {
+	before := readProcs()
+	time.Sleep(2 * time.Second)
+	after := readProcs()
+	var top []procSample
+	for pid, a := range after {
+		a.ticks -= before[pid].ticks
+		a.withinOurs = ours(after, pid)
+		if a.ticks > 0 {
+			top = append(top, a)
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return top[i].ticks > top[j].ticks })
+	var b strings.Builder
+	var otherTicks int64
+	for i, p := range top {
+		if !p.withinOurs {
+			otherTicks += p.ticks
+		}
+		if i < 6 {
+			who := "other"
+			if p.withinOurs {
+				who = "ours"
+			}
+			fmt.Fprintf(&b, "%s %d%% (%s); ", p.comm, p.ticks/2, who) // 100 ticks a second, over 2 s: % of one core
+		}
+	}
+	return fmt.Sprintf("loadavg %s; others' processes %.2f cores; top: %s", loadavg(), float64(otherTicks)/200,
+		strings.TrimSuffix(b.String(), "; "))
+}
+
+// loadavg is /proc/loadavg's first three fields.
+func loadavg() string {
+	f, err := os.Open("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan()
+	fields := strings.Fields(sc.Text())
+	if len(fields) < 3 {
+		return "?"
+	}
+	return strings.Join(fields[:3], " ")
+}
