@@ -100,13 +100,15 @@ func (r *shippedRun) printf(format string, args ...any) {
 // the machine's load is sampled just before.
 func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) phaseResult {
 	load := machineLoad()
+	cpu, begin := takeCPU(), time.Now()
 	res := measure(name, r.rcv, run(), limit)
-	res.load = load
+	res.load, res.cpu = load, cpu.cpuPer(res.receipts, time.Since(begin))
 	r.results[name] = res
 	r.printf("%-22s %5d events, %5d receipts in %6.1fs: %6.1f/s; publish→receipt p50/p95/p99 %s / %s / %s; publish answer p50/p99/max %s / %s / %s; errors %d, lost %d\n%22s load before: %s",
 		name, res.events, res.receipts, res.lastReceipt.Sub(res.firstSend).Seconds(), res.perSecond,
 		ms(res.e2e[0]), ms(res.e2e[1]), ms(res.e2e[2]), ms(res.pub[0]), ms(res.pub[2]), ms(res.pub[3]),
 		res.errors, res.lost, "", load)
+	r.printf("%22s %s", "", res.cpu)
 	if res.errors > 0 || res.lost > 0 {
 		r.b.Errorf("%s: %d publications failed, %d receipts missing after %v", name, res.errors, res.lost, limit)
 	}

@@ -141,7 +141,7 @@ type phaseResult struct {
 	pub                    [4]time.Duration // publish answer p50, p95, p99, max
 	sendEnd, lastReceipt   time.Time
 	firstSend              time.Time
-	load                   string
+	load, cpu              string
 	workflowIDs            []string
 	publishedPerSecondSent float64
 }

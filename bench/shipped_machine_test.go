@@ -139,3 +139,40 @@ func loadavg() string {
 	}
 	return strings.Join(fields[:3], " ")
 }
+
+// cpuSnapshot is the CPU ticks of every process at a moment.
+type cpuSnapshot map[int]procSample
+
+func takeCPU() cpuSnapshot { return cpuSnapshot(readProcs()) }
+
+// cpuPer describes the CPU our processes used since s, grouped by process
+// name, in milliseconds per item (a delivery), and the cores everything used
+// over the span: where the time of a saturated phase went.
+func (s cpuSnapshot) cpuPer(items int, span time.Duration) string {
+	now := readProcs()
+	byName, others := map[string]int64{}, int64(0)
+	for pid, p := range now {
+		d := p.ticks - s[pid].ticks
+		if d <= 0 {
+			continue
+		}
+		if ours(now, pid) {
+			byName[p.comm] += d
+		} else {
+			others += d
+		}
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return byName[names[i]] > byName[names[j]] })
+	var b strings.Builder
+	var total int64
+	for _, n := range names {
+		total += byName[n]
+		fmt.Fprintf(&b, "%s %.1f ms (%.2f cores); ", n, float64(byName[n])*10/float64(max(items, 1)), float64(byName[n])/100/span.Seconds())
+	}
+	return fmt.Sprintf("CPU per delivery: %stotal %.1f ms; others' processes %.2f cores", b.String(),
+		float64(total)*10/float64(max(items, 1)), float64(others)/100/span.Seconds())
+}

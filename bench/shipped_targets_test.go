@@ -131,7 +131,9 @@ func baselineSender(c client.Client, rcvURL, prefix string) sendFunc {
 	return func(i int) shot {
 		id := fmt.Sprintf("%s-%d", prefix, i)
 		s := shot{sent: time.Now(), workflowID: id}
-		opts := client.StartWorkflowOptions{ID: id, TaskQueue: baselineQueue}
+		// Eager start, as hookrelay's starter asks for: the worker shares
+		// this client, so the first task skips matching.
+		opts := client.StartWorkflowOptions{ID: id, TaskQueue: baselineQueue, EnableEagerStart: true}
 		_, s.err = c.ExecuteWorkflow(context.Background(), opts, baselineWorkflow, rcvURL+baselinePath, id, i)
 		s.answered = time.Now()
 		s.keys = []string{hitKey(id, baselinePath)}

@@ -43,11 +43,16 @@ func SearchAttributes() map[string]string {
 
 // DeliveryStartOptions are the options a Delivery workflow is started with:
 // its deterministic id (never reused, so a delivery runs once however often
-// it is started), its search attributes and a memo with the URL.
+// it is started), its search attributes and a memo with the URL. Eager start
+// hands the first workflow task straight to a worker of the starting client
+// (`hookrelay dev` shares one client between the API and the worker), which
+// then makes the first attempt without a trip through matching; without
+// such a worker (`hookrelay api` apart) the start is a normal one.
 func DeliveryStartOptions(workflowID string, in DeliveryInput) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    workflowID,
 		TaskQueue:             TaskQueue,
+		EnableEagerStart:      true,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			AttrEndpointID.ValueSet(in.EndpointID),
