@@ -47,12 +47,7 @@ func startDev(b *testing.B) *devServer {
 		b.Fatal(err)
 	}
 	benchDir = dir
-	bin := filepath.Join(dir, "hookrelay")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/hookrelay")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build hookrelay: %v\n%s", err, out)
-	}
+	bin := buildHookrelay(b, root, dir)
 	d := &devServer{dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "hookrelay.log"), done: make(chan struct{})}
 	env, err := d.env()
 	if err != nil {
@@ -76,6 +71,17 @@ func startDev(b *testing.B) *devServer {
 	}
 	d.startup = time.Since(begin)
 	return d
+}
+
+// buildHookrelay builds the hookrelay binary of the tree at root into dir.
+func buildHookrelay(b *testing.B, root, dir string) string {
+	bin := filepath.Join(dir, "hookrelay")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/hookrelay")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build hookrelay: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // env is the environment of `hookrelay dev`: the bench's own, without a
