@@ -9,6 +9,7 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // TestClaimBatchRetriedWithSameID: a ClaimBatch retried with the same batch id
@@ -28,9 +29,9 @@ func TestClaimBatchRetriedWithSameID(t *testing.T) {
 		}
 	}
 	acts := activities.New(st, testenv.Logger())
-	claim := func(id string) activities.ClaimResult {
+	claim := func(id string) workflows.ClaimResult {
 		t.Helper()
-		res, err := acts.ClaimBatch(ctx, activities.ClaimInput{SubscriptionID: sub.ID, BatchID: id})
+		res, err := acts.ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: sub.ID, BatchID: id})
 		if err != nil {
 			t.Fatal(err)
 		}

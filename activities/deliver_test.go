@@ -17,6 +17,7 @@ import (
 	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -60,16 +61,16 @@ func TestDeliverErrorKinds(t *testing.T) {
 	}))
 	defer gone.Close()
 	cases := []struct{ name, url, kind string }{
-		{"timeout", slow.URL, activities.KindTimeout},
-		{"refused", "http://" + closedAddr(t), activities.KindConnectionRefused},
-		{"tls", tlsSrv.URL, activities.KindTLS},
-		{"dns", "http://no-such-host.invalid/", activities.KindDNS},
-		{"status", gone.URL, activities.KindHTTPStatus},
+		{"timeout", slow.URL, workflows.KindTimeout},
+		{"refused", "http://" + closedAddr(t), workflows.KindConnectionRefused},
+		{"tls", tlsSrv.URL, workflows.KindTLS},
+		{"dns", "http://no-such-host.invalid/", workflows.KindDNS},
+		{"status", gone.URL, workflows.KindHTTPStatus},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := deliveryTo(t, st, tc.url)
-			res, err := acts.Deliver(context.Background(), activities.DeliverInput{
+			res, err := acts.Deliver(context.Background(), workflows.DeliverInput{
 				DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +82,7 @@ func TestDeliverErrorKinds(t *testing.T) {
 			if err != nil || len(as) != 1 || as[0].ErrorKind != tc.kind || as[0].Success {
 				t.Fatalf("recorded %+v (%v)", as, err)
 			}
-			if tc.kind == activities.KindHTTPStatus {
+			if tc.kind == workflows.KindHTTPStatus {
 				assertResponseKept(t, as[0])
 			}
 		})
@@ -117,7 +118,7 @@ func TestDeliverRecordsOnce(t *testing.T) {
 	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer ok.Close()
 	d := deliveryTo(t, st, ok.URL)
-	in := activities.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}
+	in := workflows.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}
 	for i := 0; i < 2; i++ {
 		res, err := acts.Deliver(context.Background(), in)
 		if err != nil || !res.Success {
@@ -155,7 +156,7 @@ func TestDeliverSigned(t *testing.T) {
 	if err != nil || !strings.HasPrefix(sub.SigningSecret, "whsec_") || len(sub.SigningSecret) < 60 {
 		t.Fatalf("subscription secret %q (%v)", sub.SigningSecret, err)
 	}
-	if _, err := acts.Deliver(context.Background(), activities.DeliverInput{
+	if _, err := acts.Deliver(context.Background(), workflows.DeliverInput{
 		DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}

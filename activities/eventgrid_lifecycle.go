@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // Event Grid's validation handshake and hookrelay's dead-letter event
@@ -21,41 +22,28 @@ const (
 	validationTimeout     = 30 * time.Second
 )
 
-// ValidateInput is the input of ValidateEventGrid.
-type ValidateInput struct {
-	SubscriptionID string
-	Code           string
-}
-
-// ValidateResult is the result of ValidateEventGrid.
-type ValidateResult struct {
-	// Validated is true when the endpoint echoed the code; false when the
-	// subscription was replaced or deleted meanwhile (nothing to do).
-	Validated bool
-}
-
 // ValidateEventGrid sends a new WebHook subscription the validation event
 // (aeg-event-type: SubscriptionValidation). When the endpoint answers
 // {"validationResponse": code} the subscription becomes active and its
 // waiting deliveries are started. Any other answer is an error, retried.
-func (a *Activities) ValidateEventGrid(ctx context.Context, in ValidateInput) (ValidateResult, error) {
+func (a *Activities) ValidateEventGrid(ctx context.Context, in workflows.ValidationInput) (workflows.ValidationResult, error) {
 	sub, err := a.Store.SubscriptionByID(ctx, in.SubscriptionID)
 	if err != nil {
-		return ValidateResult{}, err
+		return workflows.ValidationResult{}, err
 	}
 	eg := store.EventGridOf(sub.Options)
 	if !eg.Awaiting() || eg.ValidationCode != in.Code || sub.Name == nil {
-		return ValidateResult{}, nil
+		return workflows.ValidationResult{}, nil
 	}
 	if err := a.handshake(ctx, sub, in.Code); err != nil {
-		return ValidateResult{}, err
+		return workflows.ValidationResult{}, err
 	}
 	ok, err := a.Store.SetEventGridValidation(ctx, sub.ID, in.Code, store.ValidationSucceeded)
 	if err != nil || !ok {
-		return ValidateResult{}, err
+		return workflows.ValidationResult{}, err
 	}
 	a.Logger.InfoContext(ctx, "subscription_validated", "subscription_id", sub.ID)
-	return ValidateResult{Validated: true}, a.startWaiting(ctx, sub.ID)
+	return workflows.ValidationResult{Validated: true}, a.startWaiting(ctx, sub.ID)
 }
 
 // handshake posts the validation event and checks the echoed code.
@@ -89,19 +77,13 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 	return nil
 }
 
-// FailValidationInput is the input of FailEventGridValidation.
-type FailValidationInput struct {
-	SubscriptionID string
-	Code           string
-}
-
 // FailEventGridValidation records that the handshake never succeeded and, in
 // the same transaction, drops the subscription's unstarted deliveries
 // ("subscription validation failed"). Events published later wait again
 // once a new PUT restarts the handshake; until then the sweeper drops them.
-func (a *Activities) FailEventGridValidation(ctx context.Context, in FailValidationInput) (StatusResult, error) {
+func (a *Activities) FailEventGridValidation(ctx context.Context, in workflows.ValidationInput) (workflows.StatusResult, error) {
 	_, err := a.Store.SetEventGridValidation(ctx, in.SubscriptionID, in.Code, store.ValidationFailed)
-	return StatusResult{}, err
+	return workflows.StatusResult{}, err
 }
 
 // startWaiting starts the deliveries a subscription queued while it waited

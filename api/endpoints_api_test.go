@@ -12,8 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/sdk/client"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // callAs is call with an Authorization header ("" sends none); it also
@@ -45,7 +45,7 @@ func endpointOf(t *testing.T, e *echo.Echo, c client.Client, auth, url string) s
 		t.Fatalf("subscribe: %d %s", code, raw)
 	}
 	t.Cleanup(func() {
-		_ = c.TerminateWorkflow(context.Background(), activities.EndpointWorkflowID(id), "", "test ended")
+		_ = c.TerminateWorkflow(context.Background(), workflows.EndpointWorkflowID(id), "", "test ended")
 	})
 	return id
 }

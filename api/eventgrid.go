@@ -148,7 +148,7 @@ func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *sto
 // terminated, say) is run again: the handshake does nothing once settled.
 func (s *Server) startValidation(ctx context.Context, subID, code string) {
 	in := workflows.ValidationInput{SubscriptionID: subID, Code: code}
-	opts := workflows.ValidationStartOptions(in)
+	opts := workflows.ValidationStartOptions(s.queues(), in)
 	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	_, err := s.Temporal.ExecuteWorkflow(ctx, opts, workflows.EventGridValidation, in)
 	var running *serviceerror.WorkflowExecutionAlreadyStarted

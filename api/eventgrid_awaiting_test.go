@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -21,7 +22,7 @@ func validationID(t *testing.T, st *store.Store, c client.Client, name string) s
 		t.Fatal(err)
 	}
 	in := workflows.ValidationInput{SubscriptionID: sub.ID, Code: store.EventGridOf(sub.Options).ValidationCode}
-	id := workflows.ValidationStartOptions(in).ID
+	id := workflows.ValidationStartOptions(testenv.Queues(t), in).ID
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), id, "", "test ended") })
 	return id
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -151,7 +152,7 @@ func TestEventGridHandshakeWithoutEcho(t *testing.T) {
 	}
 	in := workflows.ValidationInput{SubscriptionID: stored.ID, Code: store.EventGridOf(stored.Options).ValidationCode}
 	t.Cleanup(func() {
-		_ = c.TerminateWorkflow(context.Background(), workflows.ValidationStartOptions(in).ID, "", "test ended")
+		_ = c.TerminateWorkflow(context.Background(), workflows.ValidationStartOptions(testenv.Queues(t), in).ID, "", "test ended")
 	})
 	if code, pub := call(t, e, http.MethodPost, "/eventgrid/events", handshakeEvent); code != http.StatusOK {
 		t.Fatalf("publish: %d %v", code, pub)

@@ -13,32 +13,18 @@ import (
 
 	"github.com/lib/pq"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/hookrelay/hookrelay/activities"
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/where"
 	"github.com/hookrelay/hookrelay/worker"
-	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // sapWorker runs real workers on the three task queues, stopped when the
 // test ends.
 func sapWorker(t *testing.T, st *store.Store, c client.Client) {
 	t.Helper()
-	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
-	opts := sdkworker.Options{DisableWorkflowWorker: true}
-	deliveries := sdkworker.New(c, workflows.DeliveriesQueue, opts)
-	retries := sdkworker.New(c, workflows.RetriesQueue, opts)
-	worker.Register(main, deliveries, retries, activities.New(st, testenv.Logger()))
-	for _, w := range []sdkworker.Worker{main, deliveries, retries} {
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-	}
+	testenv.Worker(t, c, st, worker.Options{})
 }
 
 // switchReceiver answers 503 until up is set, then 200, recording the ids of
@@ -209,7 +195,7 @@ func TestRedeliverCrashBeforeStartIsSwept(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	sweeper := &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}
+	sweeper := testenv.Starter(t, c, st)
 	go sweeper.Sweep(ctx, 50*time.Millisecond, 0)
 	sapWait(t, "the swept delivery received", func() bool { return slices.Equal(recv.got(), []string{"evt-1"}) })
 	sapWait(t, "the swept delivery delivered", func() bool {

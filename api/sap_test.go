@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/sdk/client"
 
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -30,7 +29,7 @@ func newSAPHarness(t *testing.T, st *store.Store, c client.Client) *sapHarness {
 	t.Helper()
 	logger := testenv.Logger()
 	e := New(&Server{Store: st, Temporal: c, Logger: logger,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: logger}})
+		Starter: testenv.Starter(t, c, st)})
 	return &sapHarness{t: t, st: st, e: e}
 }
 

@@ -19,7 +19,7 @@ func TestEdgeBatchWaitsForDisabledEndpoint(t *testing.T) {
 	st := testenv.Store(t)
 	c := testenv.Client(t)
 	runWorker(t, c, st)
-	h := apiServer(st, c, policies.EdgeDefaults{})
+	h := apiServer(t, st, c, policies.EdgeDefaults{})
 	recv := newReceiver(t, always(http.StatusOK))
 	sub := putSub(t, st, h, "gated", "?mode=edge", `{`+webhook(recv.URL, "")+`,
 		"filter":{"includedEventTypes":["g.evt"]},"outputBatching":{"maxEventsPerBatch":5}}`)

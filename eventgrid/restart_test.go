@@ -12,7 +12,6 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/hookrelay/hookrelay/devenv"
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -72,7 +71,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 	}
 	srv, c := startTemporal(t, dbFile, port)
 	stopWorker := runWorker(t, c, st)
-	s := &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}
+	s := testenv.Starter(t, c, st)
 	for i := 0; i < 50; i++ {
 		res, err := st.Publish(ctx, store.Event{AccountID: "acct_default", ExternalID: "r-" + itoa(i), Type: "r.evt", Data: store.RawJSON(`{}`)})
 		if err != nil {

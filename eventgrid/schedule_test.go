@@ -80,7 +80,7 @@ func (r skipRun) expect(t *testing.T, st *store.Store, status string, attempts i
 func TestEventGridScheduleWithJitterBounds(t *testing.T) {
 	st := testenv.Store(t)
 	recv := newReceiver(t, always(http.StatusInternalServerError))
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	sub := putSub(t, st, h, "jitter", "", `{`+webhook(recv.URL, `,"hookrelayPreValidated":true`)+`,
 		"filter":{"includedEventTypes":["order.created"]},"retryPolicy":{"maxDeliveryAttempts":9}}`)
 	r := runSub(t, st, sub, "order.created", policies.EdgeDefaults{})
@@ -117,7 +117,7 @@ func TestEventGridScheduleWithJitterBounds(t *testing.T) {
 
 func TestEventGridLimits(t *testing.T) {
 	st := testenv.Store(t)
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	t.Run("max attempts first", func(t *testing.T) {
 		recv := newReceiver(t, always(http.StatusServiceUnavailable))
 		sub := putSub(t, st, h, "attempts", "", `{`+webhook(recv.URL, `,"hookrelayPreValidated":true`)+`,
@@ -148,7 +148,7 @@ func TestEventGridLimits(t *testing.T) {
 
 func TestEventGridUndeliverableAtOnce(t *testing.T) {
 	st := testenv.Store(t)
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	for _, code := range []int{400, 413} {
 		recv := newReceiver(t, always(code))
 		name, typ := "undeliverable-"+itoa(code), "u."+itoa(code)
@@ -170,7 +170,7 @@ func TestEventGridUndeliverableAtOnce(t *testing.T) {
 func TestEdgeOneThenTenMinutes(t *testing.T) {
 	st := testenv.Store(t)
 	recv := newReceiver(t, always(http.StatusInternalServerError))
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	sub := putSub(t, st, h, "edge-waits", "?mode=edge", `{`+webhook(recv.URL, `,"eventDeliverySchema":"cloudeventschemav1_0"`)+`,
 		"retryPolicy":{"maxDeliveryAttempts":4}}`)
 	r := runSub(t, st, sub, "edge.any", policies.EdgeDefaults{})
@@ -194,7 +194,7 @@ func TestEdgeDefaultsFromEnvironment(t *testing.T) {
 	}
 	d := cfg.EdgeDefaults
 	st := testenv.Store(t)
-	h := apiServer(st, nil, d)
+	h := apiServer(t, st, nil, d)
 	cases := []struct {
 		name, retry, reason string
 		attempts            int

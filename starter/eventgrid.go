@@ -75,7 +75,7 @@ func (s *Starter) wakeBatcher(ctx context.Context, sub store.Subscription) error
 	}
 	in := workflows.BatcherInput{SubscriptionID: sub.ID, Policy: p}
 	_, err = s.Temporal.SignalWithStartWorkflow(ctx, workflows.BatcherWorkflowID(sub.ID), workflows.SignalWake, p,
-		workflows.BatcherStartOptions(sub.ID), workflows.Batcher, in)
+		workflows.BatcherStartOptions(s.Queues.OrDefault(), sub.ID), workflows.Batcher, in)
 	if err != nil {
 		return fmt.Errorf("starter: wake batcher of %s: %w", sub.ID, err)
 	}

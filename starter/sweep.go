@@ -106,7 +106,7 @@ func (s *Starter) startBatch(ctx context.Context, b store.StrandedBatch) error {
 	}
 	in := workflows.BatchInput{BatchID: b.ID, SubscriptionID: b.SubscriptionID, DeliveryIDs: b.DeliveryIDs, Policy: p}
 	s.Logger.WarnContext(ctx, "sweeper_starting_batch", "batch_id", b.ID, "subscription_id", b.SubscriptionID)
-	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.BatchStartOptions(b.ID, b.SubscriptionID), workflows.Batch, in)
+	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.BatchStartOptions(s.Queues.OrDefault(), b.ID, b.SubscriptionID), workflows.Batch, in)
 	var exists *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &exists) {
 		return fmt.Errorf("starter: start batch %s: %w", b.ID, err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -58,7 +57,7 @@ func TestSweepDropsAwaitingDeliveries(t *testing.T) {
 		WHERE id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
-	s := &starter.Starter{Store: st, Temporal: testenv.Client(t), Logger: testenv.Logger()}
+	s := testenv.Starter(t, testenv.Client(t), st)
 	if err := s.SweepOnce(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,8 @@ func TestSweepStartsStrandedBatch(t *testing.T) {
 		t.Fatal("the batch's workflow exists before the sweep")
 	}
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), wid, "", "test ended") })
-	s := &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger(), BatchGrace: time.Nanosecond}
+	s := testenv.Starter(t, c, st)
+	s.BatchGrace = time.Nanosecond
 	if err := s.SweepOnce(ctx, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestSweepStartsStrandedBatch(t *testing.T) {
 		t.Fatalf("after the sweep: %v", err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	if info.GetType().GetName() != "Batch" || info.GetTaskQueue() != workflows.TaskQueue {
+	if info.GetType().GetName() != "Batch" || info.GetTaskQueue() != s.Queues.Main {
 		t.Fatalf("started %s on %s", info.GetType().GetName(), info.GetTaskQueue())
 	}
 	if err := s.SweepOnce(ctx, time.Hour); err != nil {

@@ -24,7 +24,7 @@ import (
 // receiver, and one batch of n published events claimed for it.
 type batchFixture struct {
 	*fixture
-	batch activities.ClaimResult
+	batch workflows.ClaimResult
 }
 
 // newBatchFixture creates the subscription (retryPolicy as in newFixture),
@@ -55,7 +55,7 @@ func newBatchFixture(t *testing.T, n int, retryPolicy string, script func(int) i
 		t.Fatal(err)
 	}
 	acts := activities.New(st, testenv.Logger())
-	b, err := acts.ClaimBatch(ctx, activities.ClaimInput{SubscriptionID: f.sub.ID, BatchID: "batch_" + f.sub.ID})
+	b, err := acts.ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: f.sub.ID, BatchID: "batch_" + f.sub.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	sdkworker "go.temporal.io/sdk/worker"
-
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
@@ -72,20 +69,7 @@ type liveEnv struct {
 func newLiveEnv(t *testing.T) *liveEnv {
 	t.Helper()
 	st, c := testenv.Store(t), testenv.Client(t)
-	acts := activities.New(st, testenv.Logger())
-	acts.Temporal = c
-	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
-	opts := sdkworker.Options{DisableWorkflowWorker: true}
-	deliveries := sdkworker.New(c, workflows.DeliveriesQueue, opts)
-	retries := sdkworker.New(c, workflows.RetriesQueue, opts)
-	worker.Register(main, deliveries, retries, acts)
-	for _, w := range []sdkworker.Worker{main, deliveries, retries} {
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-	}
-	return &liveEnv{st: st, starter: &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}}
+	return &liveEnv{st: st, starter: testenv.Worker(t, c, st, worker.Options{})}
 }
 
 func (l *liveEnv) subscribe(t *testing.T, url, retryPolicy string) store.Subscription {
@@ -181,7 +165,7 @@ func TestEndpointUnfreezeWithTemporalCLI(t *testing.T) {
 	}
 	srv := testenv.TemporalServer(t)
 	cli := filepath.Join(repoRoot(t), "bin", "temporal")
-	out, err := exec.Command(cli, "workflow", "signal", "--workflow-id", activities.EndpointWorkflowID(sub.EndpointID),
+	out, err := exec.Command(cli, "workflow", "signal", "--workflow-id", workflows.EndpointWorkflowID(sub.EndpointID),
 		"--name", "unfreeze", "--address", srv.Address, "--namespace", srv.Namespace).CombinedOutput()
 	if err != nil {
 		t.Fatalf("temporal workflow signal: %v\n%s", err, out)

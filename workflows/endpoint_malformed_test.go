@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -39,11 +38,11 @@ func TestEndpointMalformedSignalIgnored(t *testing.T) {
 	env.OnSignalExternalWorkflow(mock.Anything, waiting, "", workflows.SignalProbe, mock.Anything).Return(nil).
 		Run(func(mock.Arguments) { probes++ })
 	var before, after workflows.EndpointStatus
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(activities.SignalDisable, "maintenance") }, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalDisable, "maintenance") }, time.Second)
 	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 2*time.Second)
 	env.RegisterDelayedCallback(func() {
 		after = queryState(t, env)
-		env.SignalWorkflow(activities.SignalEnable, activities.OperatorSignal{Reason: "maintenance over"})
+		env.SignalWorkflow(workflows.SignalEnable, workflows.OperatorSignal{Reason: "maintenance over"})
 	}, 21*time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 22*time.Minute)
 	env.ExecuteWorkflow(workflows.Endpoint, f.input())
@@ -67,8 +66,8 @@ func TestEndpointMalformedSignalDrained(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		// The disable is handled first; the evaluate arrives while its
 		// state change is recorded and is still buffered for the drain.
-		env.SignalWorkflow(activities.SignalDisable, activities.OperatorSignal{Reason: "maintenance"})
-		env.SignalWorkflow(activities.SignalEvaluate, "not an object")
+		env.SignalWorkflow(workflows.SignalDisable, workflows.OperatorSignal{Reason: "maintenance"})
+		env.SignalWorkflow(workflows.SignalEvaluate, "not an object")
 	}, time.Second)
 	in := f.input()
 	in.MaxSignalsPerRun = 1

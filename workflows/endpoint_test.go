@@ -79,7 +79,7 @@ func (f *epFixture) env() *testsuite.TestWorkflowEnvironment {
 	s.SetLogger(sdklog.NewStructuredLogger(testenv.Logger()))
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
-	env.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: activities.EndpointWorkflowType})
+	env.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: workflows.EndpointWorkflowType})
 	env.RegisterActivity(f.acts)
 	return env
 }
@@ -135,7 +135,7 @@ func TestEndpointThresholds(t *testing.T) {
 			env := f.env()
 			var status workflows.EndpointStatus
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(activities.SignalEvaluate, activities.HealthSignal{Health: policies.WorkfrontHealth})
+				env.SignalWorkflow(workflows.SignalEvaluate, workflows.HealthSignal{Health: policies.WorkfrontHealth})
 			}, time.Second)
 			env.RegisterDelayedCallback(func() { status = queryState(t, env); env.CancelWorkflow() }, 2*time.Second)
 			env.ExecuteWorkflow(workflows.Endpoint, f.input())
@@ -162,7 +162,7 @@ func TestEndpointGoneDisables(t *testing.T) {
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/gone")
 	env := f.env()
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(activities.SignalGone, activities.HealthSignal{DeliveryID: "dlv_x", StatusCode: 410})
+		env.SignalWorkflow(workflows.SignalGone, workflows.HealthSignal{DeliveryID: "dlv_x", StatusCode: 410})
 	}, time.Second)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Second)
 	env.ExecuteWorkflow(workflows.Endpoint, f.input())
@@ -182,7 +182,7 @@ func TestEndpointUnfreezeSignal(t *testing.T) {
 		if s := queryState(t, env); s.State != policies.StateFrozen || !s.NextProbeAt.IsZero() {
 			t.Errorf("before unfreeze: %+v", s)
 		}
-		env.SignalWorkflow(activities.SignalUnfreeze, nil)
+		env.SignalWorkflow(workflows.SignalUnfreeze, nil)
 	}, time.Hour) // a frozen endpoint is never probed: nothing happens for an hour
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour+time.Second)
 	f.acts.Temporal = testenv.Client(t) // releases the (here no) waiting deliveries
@@ -205,7 +205,7 @@ func TestEndpointContinueAsNew(t *testing.T) {
 	env := f.env()
 	for i := 1; i <= 3; i++ {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(activities.SignalEvaluate, activities.HealthSignal{Health: policies.WorkfrontHealth})
+			env.SignalWorkflow(workflows.SignalEvaluate, workflows.HealthSignal{Health: policies.WorkfrontHealth})
 		}, time.Duration(i)*time.Second)
 	}
 	in := f.input()
@@ -290,7 +290,7 @@ func TestEndpointProbeSuccessReleases(t *testing.T) {
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalProbe, mock.Anything).Return(nil).
 		Run(func(mock.Arguments) {
 			probed = true
-			env.SignalWorkflow(activities.SignalProbeResult, activities.ProbeResult{DeliveryID: "dlv_probe", Success: true, StatusCode: 200})
+			env.SignalWorkflow(workflows.SignalProbeResult, workflows.ProbeResult{DeliveryID: "dlv_probe", Success: true, StatusCode: 200})
 		})
 	env.RegisterDelayedCallback(func() {
 		if s := queryState(t, env); s.State != policies.StateEnabled {

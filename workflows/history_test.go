@@ -71,14 +71,14 @@ func TestRecordHistories(t *testing.T) {
 	}
 	c := testenv.Client(t)
 	st := testenv.Store(t)
-	startWorkers(t, c, st)
+	s := startWorkers(t, c, st)
 	fs := make([]*fixture, len(recordings))
 	for i, r := range recordings {
 		fs[i] = newFixtureOn(t, st, r.policy, r.retryPolicy, r.script)
 		if r.endpoint != "" {
 			fs[i].setEndpointState(t, r.endpoint)
 		}
-		startDelivery(t, c, fs[i])
+		startDelivery(t, c, s, fs[i])
 	}
 	for i, r := range recordings {
 		if r.signal != "" {

@@ -6,7 +6,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -14,7 +13,7 @@ import (
 // makes an attempt, how waiting for the endpoint and the in-flight status
 // are recorded, and how the end is.
 type steps interface {
-	attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error)
+	attempt(scheduled time.Time, probe bool) (DeliverResult, error)
 	waitForEndpoint() (probe bool, ok bool)
 	setStatus(status string, next *time.Time) string
 	finish(status, reason string) (DeliveryResult, error)
@@ -27,7 +26,7 @@ type retries struct {
 	policy policies.Policy
 	seed   uint64
 	pr     policies.Progress
-	last   activities.DeliverResult
+	last   DeliverResult
 	// internalFailures counts consecutive failures of hookrelay itself.
 	internalFailures int
 }
@@ -53,7 +52,7 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 				scheduled = workflow.Now(r.ctx)
 				continue
 			}
-			res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+			res = DeliverResult{ErrorKind: "internal", Error: err.Error()}
 		}
 		r.internalFailures = 0
 		if res.Skipped {
