@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
 )
@@ -56,7 +57,7 @@ func New(st *store.Store, logger *slog.Logger) *Activities {
 
 // SetStatus records an in-flight delivery's status and its next attempt time.
 func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) (workflows.StatusResult, error) {
-	if in.Status == "waiting" {
+	if in.Status == policies.StatusWaiting {
 		state, err := a.Store.SetWaiting(ctx, in.DeliveryID)
 		return workflows.StatusResult{EndpointState: state}, err
 	}
@@ -72,7 +73,7 @@ func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (work
 	if err != nil {
 		return workflows.FinishResult{}, err
 	}
-	if in.Status == store.StatusDeadLettered {
+	if in.Status == policies.StatusDeadLettered {
 		if err := a.raiseDeadLettered(ctx, in.DeliveryID); err != nil {
 			return workflows.FinishResult{}, err
 		}

@@ -61,7 +61,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	one := workflows.DeliverInput{DeliveryID: in.DeliveryIDs[0], Attempt: in.Attempt, ScheduledAt: in.ScheduledAt,
 		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health}
 	rec := a.post(ctx, t, one, body)
-	rec.Success = rec.StatusCode != 0 && isSuccess(rec.StatusCode, in.Success)
+	rec.Success = rec.StatusCode != 0 && policies.IsSuccessCode(in.Success, rec.StatusCode)
 	c, err := a.Store.RecordBatchAttempt(ctx, t.EndpointID, batchAttempts(rec, in.DeliveryIDs))
 	if err != nil {
 		return workflows.DeliverResult{}, err
@@ -93,7 +93,7 @@ func batchAttempts(rec store.Attempt, ids []string) []store.Attempt {
 func (a *Activities) SetBatchStatus(ctx context.Context, in workflows.BatchStatusInput) (workflows.StatusResult, error) {
 	var res workflows.StatusResult
 	for _, id := range in.DeliveryIDs {
-		if in.Status != "waiting" {
+		if in.Status != policies.StatusWaiting {
 			if err := a.Store.SetInFlight(ctx, id, in.Status, in.NextAttemptAt); err != nil {
 				return workflows.StatusResult{}, err
 			}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
 )
@@ -35,7 +36,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		return workflows.DeliverResult{}, err
 	}
 	rec := a.post(ctx, t, in, body)
-	rec.Success = rec.StatusCode != 0 && isSuccess(rec.StatusCode, in.Success)
+	rec.Success = rec.StatusCode != 0 && policies.IsSuccessCode(in.Success, rec.StatusCode)
 	c, err := a.Store.RecordAttempt(ctx, t.EndpointID, rec)
 	if err != nil {
 		return workflows.DeliverResult{}, err
@@ -47,18 +48,6 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		EndpointState: c.State, StatusCode: rec.StatusCode, ErrorKind: rec.ErrorKind,
 		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: countersOf(c),
 	}, nil
-}
-
-func isSuccess(code int, success []int) bool {
-	if len(success) == 0 {
-		return code >= 200 && code <= 299
-	}
-	for _, c := range success {
-		if c == code {
-			return true
-		}
-	}
-	return false
 }
 
 // post sends body to the target's URL and describes what happened.
@@ -90,7 +79,7 @@ func (a *Activities) post(ctx context.Context, t store.Target, in workflows.Deli
 	rec.StatusCode = resp.StatusCode
 	rec.ResponseBody = string(bytes.ToValidUTF8(prefix, []byte("?")))
 	rec.ResponseHeaders = headerJSON(resp.Header)
-	if !isSuccess(resp.StatusCode, in.Success) {
+	if !policies.IsSuccessCode(in.Success, resp.StatusCode) {
 		rec.ErrorKind, rec.ErrorMessage = workflows.KindHTTPStatus, resp.Status
 	}
 	return rec

@@ -8,6 +8,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -44,7 +45,7 @@ func TestEventGridDeleteBeforeValidationDrops(t *testing.T) {
 	}
 	_, ev := call(t, e, http.MethodGet, "/v1/events/before-validation", "")
 	ds, _ := ev["deliveries"].([]any)
-	if len(ds) != 1 || jpath(ds[0], "status") != store.StatusDropped ||
+	if len(ds) != 1 || jpath(ds[0], "status") != policies.StatusDropped ||
 		jpath(ds[0], "final_reason") != store.ReasonDeletedBeforeValidation {
 		t.Fatalf("the held event after the delete: %v", ev)
 	}

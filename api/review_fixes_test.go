@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/where"
 )
@@ -72,7 +73,7 @@ func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
 	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, map[string]any{
 		"url": rcv.URL, "event_types": []string{"once.test"}}))
 	ds := publishOne(t, st, "once-1", "once.test")
-	dlID, err := st.FinishDelivery(t.Context(), store.Finish{DeliveryID: ds[0].ID, Status: store.StatusDeadLettered,
+	dlID, err := st.FinishDelivery(t.Context(), store.Finish{DeliveryID: ds[0].ID, Status: policies.StatusDeadLettered,
 		Reason: "test", LastStatus: 500})
 	if err != nil || dlID == "" {
 		t.Fatalf("dead letter: %q %v", dlID, err)
@@ -95,7 +96,7 @@ func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := publishOne(t, st, "once-2", "once.test")[0]
-	if queued.Status != store.StatusQueued {
+	if queued.Status != policies.StatusQueued {
 		t.Fatalf("delivery to an inactive subscription: %s", queued.Status)
 	}
 	code, body = call(t, e, http.MethodPost, "/v1/deliveries/"+queued.ID+"/retry", "")
@@ -219,7 +220,7 @@ func TestRedeliverCatchesRacingPublish(t *testing.T) {
 	if err := st.DB().Get(&queued, `SELECT count(*) FROM deliveries WHERE status = 'queued'`); err != nil {
 		t.Fatal(err)
 	}
-	if queued != 0 || first.Status != store.StatusQueued {
+	if queued != 0 || first.Status != policies.StatusQueued {
 		t.Fatalf("%d deliveries left queued on the reactivated subscription", queued)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -23,11 +24,11 @@ func TestQueueModeQueuesAtOnce(t *testing.T) {
 	h.setMode(a, "queue")
 	subID := h.subscribe(a, "https://receiver.example/hook", "order.created", "sap", "")
 	ds := h.publish(a, "evt-1", "order.created", `{"n":1}`)
-	if len(ds) != 1 || ds[0].Status != store.StatusQueued {
+	if len(ds) != 1 || ds[0].Status != policies.StatusQueued {
 		t.Fatalf("deliveries %+v, want one queued", ds)
 	}
 	d, err := st.GetDelivery(t.Context(), a.ID, ds[0].ID)
-	if err != nil || d.Status != store.StatusQueued || !d.Started || d.Attempts != 0 {
+	if err != nil || d.Status != policies.StatusQueued || !d.Started || d.Attempts != 0 {
 		t.Fatalf("delivery row %+v (%v): want queued, no attempt", d, err)
 	}
 	// Not pushed: no workflow was ever started for it.

@@ -63,7 +63,7 @@ func runSub(t *testing.T, st *store.Store, sub store.Subscription, typ string, d
 }
 
 // expect checks the result and the delivery row.
-func (r skipRun) expect(t *testing.T, st *store.Store, status string, attempts int, reason string) {
+func (r skipRun) expect(t *testing.T, st *store.Store, status policies.Status, attempts int, reason string) {
 	t.Helper()
 	if r.res.Status != status || r.res.Attempts != attempts || r.res.Reason != reason {
 		t.Errorf("result %+v; want %s, %d attempts, %q", r.res, status, attempts, reason)
@@ -84,7 +84,7 @@ func TestEventGridScheduleWithJitterBounds(t *testing.T) {
 	sub := putSub(t, st, h, "jitter", "", `{`+webhook(recv.URL, `,"hookrelayPreValidated":true`)+`,
 		"filter":{"includedEventTypes":["order.created"]},"retryPolicy":{"maxDeliveryAttempts":9}}`)
 	r := runSub(t, st, sub, "order.created", policies.EdgeDefaults{})
-	r.expect(t, st, store.StatusDropped, 9, string(policies.MaxAttemptsExceeded))
+	r.expect(t, st, policies.StatusDropped, 9, string(policies.MaxAttemptsExceeded))
 	base := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute,
 		10 * time.Minute, 30 * time.Minute, time.Hour, time.Hour}
 	if len(r.timers) != len(base) {
@@ -123,7 +123,7 @@ func TestEventGridLimits(t *testing.T) {
 		sub := putSub(t, st, h, "attempts", "", `{`+webhook(recv.URL, `,"hookrelayPreValidated":true`)+`,
 			"filter":{"includedEventTypes":["a.first"]},"retryPolicy":{"maxDeliveryAttempts":3,"eventTimeToLiveInMinutes":1440}}`)
 		r := runSub(t, st, sub, "a.first", policies.EdgeDefaults{})
-		r.expect(t, st, store.StatusDropped, 3, string(policies.MaxAttemptsExceeded))
+		r.expect(t, st, policies.StatusDropped, 3, string(policies.MaxAttemptsExceeded))
 		if _, err := st.DeadLetterOf(context.Background(), r.delivery.ID); err == nil {
 			t.Error("dead letter made with dead-lettering off")
 		}
@@ -134,7 +134,7 @@ func TestEventGridLimits(t *testing.T) {
 			"filter":{"includedEventTypes":["t.first"]},"retryPolicy":{"maxDeliveryAttempts":30,"eventTimeToLiveInMinutes":5},
 			"deadLetterDestination":{"endpointType":"Hookrelay","properties":{"raiseEvent":true}}}`)
 		r := runSub(t, st, sub, "t.first", policies.EdgeDefaults{})
-		r.expect(t, st, store.StatusDeadLettered, 4, string(policies.TTLExceeded))
+		r.expect(t, st, policies.StatusDeadLettered, 4, string(policies.TTLExceeded))
 		l, err := st.DeadLetterOf(context.Background(), r.delivery.ID)
 		if err != nil || l.Reason != string(policies.TTLExceeded) || l.LastStatusCode != 500 {
 			t.Fatalf("dead letter %+v, %v", l, err)
@@ -156,7 +156,7 @@ func TestEventGridUndeliverableAtOnce(t *testing.T) {
 			"filter":{"includedEventTypes":["`+typ+`"]},"deadLetterDestination":{"endpointType":"StorageBlob"}}`)
 		r := runSub(t, st, sub, typ, policies.EdgeDefaults{})
 		reason := "Undeliverable: HTTP " + itoa(code)
-		r.expect(t, st, store.StatusDeadLettered, 1, reason)
+		r.expect(t, st, policies.StatusDeadLettered, 1, reason)
 		l, err := st.DeadLetterOf(context.Background(), r.delivery.ID)
 		if err != nil || l.LastStatusCode != code || l.Reason != reason {
 			t.Errorf("dead letter %+v, %v", l, err)
@@ -174,7 +174,7 @@ func TestEdgeOneThenTenMinutes(t *testing.T) {
 	sub := putSub(t, st, h, "edge-waits", "?mode=edge", `{`+webhook(recv.URL, `,"eventDeliverySchema":"cloudeventschemav1_0"`)+`,
 		"retryPolicy":{"maxDeliveryAttempts":4}}`)
 	r := runSub(t, st, sub, "edge.any", policies.EdgeDefaults{})
-	r.expect(t, st, store.StatusDeadLettered, 4, string(policies.MaxAttemptsExceeded))
+	r.expect(t, st, policies.StatusDeadLettered, 4, string(policies.MaxAttemptsExceeded))
 	want := []time.Duration{time.Minute, 10 * time.Minute, 10 * time.Minute}
 	if len(r.timers) != len(want) || r.timers[0] != want[0] || r.timers[1] != want[1] || r.timers[2] != want[2] {
 		t.Errorf("timers %v; want %v", r.timers, want)
@@ -207,7 +207,7 @@ func TestEdgeDefaultsFromEnvironment(t *testing.T) {
 		recv := newReceiver(t, always(http.StatusInternalServerError))
 		sub := putSub(t, st, h, c.name, "?mode=edge", `{`+webhook(recv.URL, "")+`,"filter":{"includedEventTypes":["`+c.name+`"]}`+c.retry+`}`)
 		r := runSub(t, st, sub, c.name, d)
-		r.expect(t, st, store.StatusDeadLettered, c.attempts, c.reason)
+		r.expect(t, st, policies.StatusDeadLettered, c.attempts, c.reason)
 	}
 }
 

@@ -113,7 +113,7 @@ func TestResolveOutcome(t *testing.T) {
 		{"§sap: queued", NameSAP, Overrides{}, "queued"},
 	}
 	for _, c := range cases {
-		if got := mustResolve(t, c.name, c.o).FinalStatus(); got != c.final {
+		if got := mustResolve(t, c.name, c.o).FinalStatus(); string(got) != c.final {
 			t.Errorf("POLICIES.md %s: final status %q, want %q", c.cite, got, c.final)
 		}
 	}

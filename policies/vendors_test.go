@@ -145,7 +145,7 @@ func TestVendorLimits(t *testing.T) {
 	for _, c := range cases {
 		p := c.p
 		if p.TTL != c.ttl || p.Timeout != c.timeout || p.JitterFraction != c.jitter ||
-			p.DeadLettering != c.deadLettering || p.FinalStatus() != c.final || p.Section == "" {
+			p.DeadLettering != c.deadLettering || string(p.FinalStatus()) != c.final || p.Section == "" {
 			t.Errorf("%s: got ttl %v timeout %v jitter %g dl %v final %q section %q", c.cite,
 				p.TTL, p.Timeout, p.JitterFraction, p.DeadLettering, p.FinalStatus(), p.Section)
 		}

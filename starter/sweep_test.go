@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -61,13 +62,13 @@ func TestSweepDropsAwaitingDeliveries(t *testing.T) {
 	if err := s.SweepOnce(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if d := delivery(t, st, old.ID); d.Status != store.StatusDropped || d.FinalReason != store.ReasonTTLAwaitingValidation {
+	if d := delivery(t, st, old.ID); d.Status != policies.StatusDropped || d.FinalReason != store.ReasonTTLAwaitingValidation {
 		t.Errorf("expired delivery: %s %q", d.Status, d.FinalReason)
 	}
 	if d := delivery(t, st, young.ID); d.Status != "pending" || d.Started {
 		t.Errorf("young delivery: %s started=%v, want pending and unstarted", d.Status, d.Started)
 	}
-	if d := delivery(t, st, late.ID); d.Status != store.StatusDropped || d.FinalReason != store.ReasonValidationFailed {
+	if d := delivery(t, st, late.ID); d.Status != policies.StatusDropped || d.FinalReason != store.ReasonValidationFailed {
 		t.Errorf("delivery of a failed subscription: %s %q", d.Status, d.FinalReason)
 	}
 }

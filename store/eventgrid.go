@@ -119,7 +119,7 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 		// Deliveries still in flight follow the subscription to its new URL's
 		// endpoint: its health gates them and releases them.
 		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET endpoint_id = $2, updated_at = now()
-			WHERE subscription_id = $1 AND status IN ('pending', 'retrying', 'waiting')
+			WHERE subscription_id = $1 AND status IN `+inFlightSQL+`
 			  AND endpoint_id <> $2`, sub.ID, sub.EndpointID)
 		if err != nil {
 			return fmt.Errorf("store: move deliveries to the new endpoint: %w", err)

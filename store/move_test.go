@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -24,7 +25,7 @@ func TestReplacedURLMovesInFlightDeliveries(t *testing.T) {
 	oldEndpoint := sub.EndpointID
 	inFlight := publish(t, st, "e1")
 	done := publish(t, st, "e2")
-	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: done.ID, Status: store.StatusDelivered}); err != nil {
+	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: done.ID, Status: policies.StatusDelivered}); err != nil {
 		t.Fatal(err)
 	}
 	moved := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://new.test/hook",

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -30,7 +31,7 @@ func publishType(t *testing.T, st *store.Store, id, typ string) store.Delivery {
 	return res.Deliveries[0]
 }
 
-func wantDelivery(t *testing.T, st *store.Store, id, status, reason string, started bool) {
+func wantDelivery(t *testing.T, st *store.Store, id string, status policies.Status, reason string, started bool) {
 	t.Helper()
 	d, err := st.GetDelivery(context.Background(), store.DefaultAccount, id)
 	if err != nil || d.Status != status || d.FinalReason != reason || d.Started != started {
@@ -58,7 +59,7 @@ func TestDeleteAwaitingDropsUnstarted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wantDelivery(t, st, waiting.ID, store.StatusDropped, store.ReasonDeletedBeforeValidation, true)
+	wantDelivery(t, st, waiting.ID, policies.StatusDropped, store.ReasonDeletedBeforeValidation, true)
 	wantDelivery(t, st, live.ID, "pending", "", false)
 	if err := st.DeleteSubscriptionByName(ctx, store.DefaultAccount, "awaiting"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("second delete: %v, want not found", err)
@@ -78,7 +79,7 @@ func TestFailedValidationDropsUnstarted(t *testing.T) {
 	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "code-1", store.ValidationFailed); !ok || err != nil {
 		t.Fatalf("fail: %v %v", ok, err)
 	}
-	wantDelivery(t, st, d.ID, store.StatusDropped, store.ReasonValidationFailed, true)
+	wantDelivery(t, st, d.ID, policies.StatusDropped, store.ReasonValidationFailed, true)
 }
 
 // TestSweepSelection: the per-delivery sweep leaves out batching
@@ -123,7 +124,7 @@ func TestStrandedBatches(t *testing.T) {
 	if err != nil || len(bs) != 1 || bs[0].ID != "batch_1" || bs[0].SubscriptionID != sub.ID || len(bs[0].DeliveryIDs) != 2 {
 		t.Fatalf("stranded: %+v %v", bs, err)
 	}
-	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: d1.ID, Status: store.StatusDelivered}); err != nil {
+	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: d1.ID, Status: policies.StatusDelivered}); err != nil {
 		t.Fatal(err)
 	}
 	if bs, err := st.StrandedBatches(ctx, 0, 10); err != nil || len(bs) != 0 {

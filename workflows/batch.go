@@ -67,7 +67,7 @@ func (b *batch) waitForEndpoint() (probe bool, ok bool) {
 	release := workflow.GetSignalChannel(b.ctx, SignalRelease)
 	for release.ReceiveAsync(nil) {
 	}
-	if b.setStatus("waiting", nil) == policies.StateEnabled {
+	if b.setStatus(policies.StatusWaiting, nil) == policies.StateEnabled {
 		return false, true
 	}
 	return awaitEndpoint(b.ctx, deadline)
@@ -82,7 +82,7 @@ func (b *batch) bookkeeping() workflow.Context {
 
 // setStatus records an in-flight status of every delivery of the batch; for
 // "waiting" it returns the endpoint's state as recorded with it.
-func (b *batch) setStatus(status string, next *time.Time) string {
+func (b *batch) setStatus(status policies.Status, next *time.Time) string {
 	in := BatchStatusInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, NextAttemptAt: next}
 	var res StatusResult
 	if err := workflow.ExecuteActivity(b.bookkeeping(), ActivitySetBatchStatus, in).Get(b.ctx, &res); err != nil {
@@ -91,7 +91,7 @@ func (b *batch) setStatus(status string, next *time.Time) string {
 	return res.EndpointState
 }
 
-func (b *batch) finish(status, reason string) (DeliveryResult, error) {
+func (b *batch) finish(status policies.Status, reason string) (DeliveryResult, error) {
 	in := FinishBatchInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, Reason: reason,
 		LastStatus: b.last.StatusCode, LastError: b.last.Error}
 	if err := workflow.ExecuteActivity(b.bookkeeping(), ActivityFinishBatch, in).Get(b.ctx, nil); err != nil {

@@ -45,14 +45,14 @@ type DeliverBatchInput struct {
 // BatchStatusInput is the input of SetBatchStatus.
 type BatchStatusInput struct {
 	DeliveryIDs   []string
-	Status        string
+	Status        policies.Status
 	NextAttemptAt *time.Time
 }
 
 // FinishBatchInput is the input of FinishBatch.
 type FinishBatchInput struct {
 	DeliveryIDs []string
-	Status      string
+	Status      policies.Status
 	Reason      string
 	LastStatus  int
 	LastError   string

@@ -97,7 +97,7 @@ func (f *batchFixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkfl
 
 // checkDeliveries checks every delivery of the batch: its status, reason,
 // attempt count and attempt rows.
-func (f *batchFixture) checkDeliveries(t *testing.T, status, reason string, attempts int) {
+func (f *batchFixture) checkDeliveries(t *testing.T, status policies.Status, reason string, attempts int) {
 	t.Helper()
 	for _, id := range f.batch.DeliveryIDs {
 		d, err := f.st.GetDelivery(context.Background(), account, id)

@@ -34,7 +34,7 @@ type DeliveryInput struct {
 
 // DeliveryResult is how a Delivery ended.
 type DeliveryResult struct {
-	Status       string
+	Status       policies.Status
 	Attempts     int
 	Reason       string
 	DeadLetterID string
@@ -113,7 +113,7 @@ func (d *delivery) bookkeep(name string, in, out any) error {
 
 // setStatus records an in-flight status; for "waiting" it returns the
 // endpoint's state as recorded with it.
-func (d *delivery) setStatus(status string, next *time.Time) string {
+func (d *delivery) setStatus(status policies.Status, next *time.Time) string {
 	d.upsert(status)
 	in := StatusInput{DeliveryID: d.in.DeliveryID, Status: status, NextAttemptAt: next}
 	var res StatusResult
@@ -123,15 +123,15 @@ func (d *delivery) setStatus(status string, next *time.Time) string {
 	return res.EndpointState
 }
 
-func (d *delivery) upsert(status string) {
+func (d *delivery) upsert(status policies.Status) {
 	err := workflow.UpsertTypedSearchAttributes(d.ctx,
-		AttrDeliveryStatus.ValueSet(status), AttrAttempts.ValueSet(int64(d.pr.Attempts)))
+		AttrDeliveryStatus.ValueSet(string(status)), AttrAttempts.ValueSet(int64(d.pr.Attempts)))
 	if err != nil {
 		workflow.GetLogger(d.ctx).Error("upsert_search_attributes_failed", "error", err)
 	}
 }
 
-func (d *delivery) finish(status, reason string) (DeliveryResult, error) {
+func (d *delivery) finish(status policies.Status, reason string) (DeliveryResult, error) {
 	d.upsert(status)
 	in := FinishInput{
 		DeliveryID: d.in.DeliveryID, Status: status, Reason: reason,

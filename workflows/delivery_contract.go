@@ -47,7 +47,7 @@ type DeliverResult struct {
 // StatusInput is the input of SetStatus.
 type StatusInput struct {
 	DeliveryID    string
-	Status        string // retrying or waiting
+	Status        policies.Status // retrying or waiting
 	NextAttemptAt *time.Time
 }
 
@@ -61,7 +61,7 @@ type StatusResult struct {
 // FinishInput is the input of Finish.
 type FinishInput struct {
 	DeliveryID string
-	Status     string // delivered, dead_lettered, dropped or queued
+	Status     policies.Status // delivered, dead_lettered, dropped or queued
 	Reason     string
 	LastStatus int
 	LastError  string

@@ -312,7 +312,10 @@ func TestEndpointProbeSuccessReleases(t *testing.T) {
 // at its own limit, as its policy says: dropped (Event Grid, dead-lettering
 // off) or queued (SAP). (Workfront's dead letter: TestWorkfrontWaitingDeadline.)
 func TestWaitingDeliveryTTL(t *testing.T) {
-	cases := []struct{ policy, retry, status string }{
+	cases := []struct {
+		policy, retry string
+		status        policies.Status
+	}{
 		{policies.NameEventGrid, `{"ttl_seconds":600}`, "dropped"},
 		{policies.NameSAP, "", "queued"},
 	}

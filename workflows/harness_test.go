@@ -180,7 +180,7 @@ func (f *fixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkflowEnv
 
 // want is the expected end of a delivery.
 type want struct {
-	status   string
+	status   policies.Status
 	attempts int
 	reason   string
 	timers   []time.Duration // nil: not checked here
@@ -230,7 +230,7 @@ func (f *fixture) checkDeadLetter(t *testing.T, out outcome, w want) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.status != store.StatusDeadLettered {
+	if w.status != policies.StatusDeadLettered {
 		if len(dls) != 0 || out.res.DeadLetterID != "" {
 			t.Errorf("%d dead letters for a %s delivery, want none", len(dls), w.status)
 		}

@@ -32,7 +32,7 @@ const historiesDir = "testdata/histories"
 type recording struct {
 	name, policy, retryPolicy string
 	script                    func(int) int
-	status                    string
+	status                    policies.Status
 	endpoint, signal          string
 }
 

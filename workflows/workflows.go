@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/policies"
 )
 
 // DefaultQueuePrefix names the task queues hookrelay runs on by default.
@@ -67,6 +69,18 @@ func SearchAttributes() map[string]string {
 	}
 }
 
+// DeliveryWorkflowID is the id of a delivery's workflow:
+// "delivery/<event>/<subscription>" for the first delivery of an event to a
+// subscription, with "/<delivery id>" after it for a follow-up (a redrive, a
+// retry or a redelivery), so no id is ever reused.
+func DeliveryWorkflowID(eventID, subscriptionID, followUpID string) string {
+	id := "delivery/" + eventID + "/" + subscriptionID
+	if followUpID != "" {
+		id += "/" + followUpID
+	}
+	return id
+}
+
 // DeliveryStartOptions are the options a Delivery workflow is started with:
 // its deterministic id (never reused, so a delivery runs once however often
 // it is started), its search attributes and a memo with the URL.
@@ -80,7 +94,7 @@ func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.
 			AttrSubscriptionID.ValueSet(in.SubscriptionID),
 			AttrEventType.ValueSet(in.EventType),
 			AttrPolicy.ValueSet(in.Policy.Name),
-			AttrDeliveryStatus.ValueSet("pending"),
+			AttrDeliveryStatus.ValueSet(string(policies.StatusPending)),
 			AttrAttempts.ValueSet(0),
 		),
 		Memo: map[string]any{"url": in.URL},
