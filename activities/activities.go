@@ -64,11 +64,13 @@ func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) (w
 	return workflows.StatusResult{}, a.Store.SetInFlight(ctx, in.DeliveryID, in.Status, in.NextAttemptAt)
 }
 
-// Finish records how a delivery ended, making its dead letter or queueing it.
+// Finish records how a delivery ended, making its dead letter, or queueing it
+// and deactivating its subscription (POLICIES.md §sap).
 func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (workflows.FinishResult, error) {
 	id, err := a.Store.FinishDelivery(ctx, store.Finish{
 		DeliveryID: in.DeliveryID, Status: in.Status, Reason: in.Reason,
 		LastStatus: in.LastStatus, LastError: in.LastError,
+		DeactivateSubscription: policies.DeactivatesSubscription(in.Status),
 	})
 	if err != nil {
 		return workflows.FinishResult{}, err

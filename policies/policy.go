@@ -143,5 +143,11 @@ func (p Policy) FinalStatus() Status {
 	}
 }
 
+// DeactivatesSubscription reports whether a delivery that ends with status
+// deactivates its subscription: when a delivery is queued because its retries
+// ran out, its subscription gets no more pushes, and every later event for it
+// is queued, until it is reactivated (POLICIES.md §sap).
+func DeactivatesSubscription(status Status) bool { return status == StatusQueued }
+
 // String names the policy.
 func (p Policy) String() string { return fmt.Sprintf("policy %q", p.Name) }

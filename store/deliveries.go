@@ -60,10 +60,13 @@ type Finish struct {
 	Reason     string
 	LastStatus int
 	LastError  string
+	// DeactivateSubscription deactivates the delivery's subscription in the
+	// same transaction (policies.DeactivatesSubscription).
+	DeactivateSubscription bool
 }
 
 // FinishDelivery records a delivery's final status. A dead-lettered one gets a
-// dead letter; a queued one deactivates its subscription (POLICIES.md §sap).
+// dead letter; with f.DeactivateSubscription its subscription is deactivated.
 // Calling it again for a finished delivery changes nothing. It returns the
 // dead letter's id, if one was made.
 func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
@@ -77,14 +80,15 @@ func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
 		if err != nil {
 			return notFound(err, "unfinished delivery", f.DeliveryID)
 		}
-		switch f.Status {
-		case policies.StatusDeadLettered:
-			dlID, err = insertDeadLetter(ctx, tx, d, f)
-			return err
-		case policies.StatusQueued:
-			return deactivate(ctx, tx, d.SubscriptionID)
+		if f.DeactivateSubscription {
+			if err := deactivateSubscription(ctx, tx, d.SubscriptionID); err != nil {
+				return err
+			}
 		}
-		return nil
+		if f.Status == policies.StatusDeadLettered {
+			dlID, err = insertDeadLetter(ctx, tx, d, f)
+		}
+		return err
 	})
 	if err != nil && isNotFound(err) {
 		return "", nil // already finished: idempotent
@@ -105,7 +109,9 @@ func insertDeadLetter(ctx context.Context, tx *sqlx.Tx, d Delivery, f Finish) (s
 	return id, nil
 }
 
-func deactivate(ctx context.Context, tx *sqlx.Tx, subscriptionID string) error {
+// deactivateSubscription stops pushes to a subscription: its later events are
+// queued until it is reactivated (POLICIES.md §sap).
+func deactivateSubscription(ctx context.Context, tx *sqlx.Tx, subscriptionID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE subscriptions SET active = false, updated_at = now()
 		WHERE id = $1`, subscriptionID)
 	if err != nil {
