@@ -61,6 +61,7 @@ func setState(t *testing.T, st *store.Store, endpointID, state string) {
 // single deliveries: no request while the endpoint is disabled, except a
 // probe; none at all while it is frozen, probe or not.
 func TestDeliverBatchHealthGate(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv, requests := countingServer(t, http.StatusOK)
 	sub, b := claimedBatch(t, st, srv.URL, 3)
@@ -99,6 +100,7 @@ func TestDeliverBatchHealthGate(t *testing.T) {
 // request tells the endpoint workflow once per request (not once per event),
 // as Deliver does for one event.
 func TestDeliverBatchSignalsEndpointOncePerRequest(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv, _ := countingServer(t, http.StatusGone)
 	sub, b := claimedBatch(t, st, srv.URL, 4)

@@ -16,6 +16,7 @@ import (
 // (its first completion lost) returns the batch the first try claimed and
 // claims nothing more; the next id claims the next deliveries.
 func TestClaimBatchRetriedWithSameID(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/batch", EventTypes: []string{t.Name()},

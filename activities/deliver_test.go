@@ -43,6 +43,7 @@ func deliveryTo(t *testing.T, st *store.Store, url string) store.Delivery {
 // TestDeliverErrorKinds: each kind of failure is named and recorded with the
 // attempt, against real servers that fail in each way.
 func TestDeliverErrorKinds(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger())
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -113,6 +114,7 @@ func closedAddr(t *testing.T) string {
 // TestDeliverRecordsOnce: the same attempt recorded twice (an activity
 // retried after a crash) counts once against the endpoint.
 func TestDeliverRecordsOnce(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger())
 	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
@@ -141,6 +143,7 @@ func TestDeliverRecordsOnce(t *testing.T) {
 // headers, and a receiver holding the subscription's secret can verify them
 // (computed here independently of activities.Signature).
 func TestDeliverSigned(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger())
 	got := make(chan *http.Request, 1)

@@ -64,6 +64,7 @@ func attempt(t *testing.T, acts *activities.Activities, d store.Delivery, n int)
 // failed does not keep the next attempt (within the 5 s rate limit) from
 // signalling it.
 func TestHealthSignalSlotTakenOnlyWhenSent(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
@@ -87,6 +88,7 @@ func TestHealthSignalSlotTakenOnlyWhenSent(t *testing.T) {
 // TestHealthSignalGoneNotRateLimited: every 410 is signalled, however soon
 // after the last signal.
 func TestHealthSignalGoneNotRateLimited(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusGone)

@@ -68,6 +68,7 @@ func jpath(v any, keys ...string) any {
 }
 
 func TestEventGridSubscriptionLifecycle(t *testing.T) {
+	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
 	const base = "/eventgrid/subscriptions/"
 	limits := `,"filter":{"includedEventTypes":["order.created"]},"retryPolicy":{"maxDeliveryAttempts":10,"eventTimeToLiveInMinutes":120}`
@@ -135,6 +136,7 @@ func TestEventGridSubscriptionLifecycle(t *testing.T) {
 }
 
 func TestEventGridSubscriptionBadInput(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	const u = "https://a.example/hook"
@@ -186,6 +188,7 @@ func TestEventGridSubscriptionBadInput(t *testing.T) {
 }
 
 func TestEventGridPublishBadInput(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	const (

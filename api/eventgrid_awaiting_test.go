@@ -31,6 +31,7 @@ func validationID(t *testing.T, st *store.Store, c client.Client, name string) s
 // TestEventGridDeleteBeforeValidationDrops: deleting a subscription that
 // still awaits its handshake drops the events it was holding.
 func TestEventGridDeleteBeforeValidationDrops(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	if code, sub := call(t, e, http.MethodPut, "/eventgrid/subscriptions/doomed", cloudSub("http://127.0.0.1:1/hook")); code != http.StatusCreated {
@@ -45,7 +46,7 @@ func TestEventGridDeleteBeforeValidationDrops(t *testing.T) {
 	}
 	_, ev := call(t, e, http.MethodGet, "/v1/events/before-validation", "")
 	ds, _ := ev["deliveries"].([]any)
-	if len(ds) != 1 || jpath(ds[0], "status") != policies.StatusDropped ||
+	if len(ds) != 1 || jpath(ds[0], "status") != string(policies.StatusDropped) ||
 		jpath(ds[0], "final_reason") != store.ReasonDeletedBeforeValidation {
 		t.Fatalf("the held event after the delete: %v", ev)
 	}
@@ -56,6 +57,7 @@ func TestEventGridDeleteBeforeValidationDrops(t *testing.T) {
 // first one is gone (here terminated, as a start that never happened),
 // with the same code; a handshake still running is left alone.
 func TestEventGridRePutRestartsPendingValidation(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	body := cloudSub("http://127.0.0.1:1/hook")

@@ -88,6 +88,7 @@ const handshakeEvent = `[{"id":"before-validation","eventType":"order.created","
 // the handshake; an event published meanwhile is kept and delivered as soon
 // as the receiver echoes the code.
 func TestEventGridHandshakeDeliversPending(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	v := newValidator(t, true)
@@ -138,6 +139,7 @@ func TestEventGridHandshakeDeliversPending(t *testing.T) {
 // (The handshake's 6 tries over ~5 minutes are fixed in
 // workflows.EventGridValidation, so Failed is not waited for here.)
 func TestEventGridHandshakeWithoutEcho(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	v := newValidator(t, false)

@@ -30,6 +30,7 @@ func publishOne(t *testing.T, st *store.Store, id, typ string) []store.Delivery 
 // subscription's URL, a delivery made before it is gated and counted against
 // the endpoint of the URL it now posts to, not the old one.
 func TestTargetFollowsSubscriptionURL(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	const path = "/eventgrid/subscriptions/moves"
@@ -65,6 +66,7 @@ func TestTargetFollowsSubscriptionURL(t *testing.T) {
 // second redrive is a 409 that creates nothing. A queued (SAP) delivery
 // cannot be retried (it stays pullable); the 409 names the SAP redeliver.
 func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	c := testenvClient(t)
 	e := testAPI(t, st, c)
@@ -112,6 +114,7 @@ func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
 // TestReadyzHidesErrors: a failed check reads "unavailable", with no error
 // text (addresses, driver messages) in the unauthenticated answer.
 func TestReadyzHidesErrors(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -134,6 +137,7 @@ func TestReadyzHidesErrors(t *testing.T) {
 // whether Echo's BodyLimit refuses it by its Content-Length or it is read
 // (no Content-Length) and runs over.
 func TestOversizedBodyOneCode(t *testing.T) {
+	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
 	big := `{"url":"https://a.example/hook","event_types":["` + strings.Repeat("x", MaxBodyBytes) + `"]}`
 	for _, length := range []int64{int64(len(big)), -1} {
@@ -151,6 +155,7 @@ func TestOversizedBodyOneCode(t *testing.T) {
 // TestSigningSecretNotListed: the secret is in the creation's answer and in
 // GET /v1/subscriptions/{id}, not in the list.
 func TestSigningSecretNotListed(t *testing.T) {
+	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
 	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", `{"url":"https://a.example/hook","event_types":["*"]}`)
 	secret, _ := sub["signing_secret"].(string)
@@ -175,6 +180,7 @@ func TestSigningSecretNotListed(t *testing.T) {
 // queued delivery on the subscription Redeliver reactivated. The publish is
 // played by a transaction held open across Redeliver.
 func TestRedeliverCatchesRacingPublish(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", `{"url":"https://a.example/hook","event_types":["*"]}`)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestQueueModeQueuesAtOnce(t *testing.T) {
+	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
 	h := newSAPHarness(t, st, c)
 	a := h.newAccount("queuer")
@@ -120,6 +121,7 @@ func (f *queueFixture) keys(ds []SAPDelivery) []string {
 }
 
 func TestPullFiltersByEachField(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	all := f.h.pull(f.a.Auth, "channel='webhook'")
 	ts := func(i int) string { return f.times[i].Format(time.RFC3339) }
@@ -161,6 +163,7 @@ func TestPullFiltersByEachField(t *testing.T) {
 }
 
 func TestPullDeliveryShape(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	got := f.h.pull(f.a.Auth, "event.type='order.created' and status='queued'")
 	if len(got) != 1 {
@@ -175,6 +178,7 @@ func TestPullDeliveryShape(t *testing.T) {
 }
 
 func TestPullPages(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	want := deliveryIDs(f.h.pull(f.a.Auth, "channel='webhook'"))
 	var got []string
@@ -198,6 +202,7 @@ func TestPullPages(t *testing.T) {
 }
 
 func TestPullBadInput(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	cases := []struct{ path, field, says string }{
 		{"/notifications/subscriptions/deliveries", "where", "required"},

@@ -87,6 +87,7 @@ func (h *sapHarness) status(account, deliveryID string) policies.Status {
 // reach it; later events are pushed again. Another account's PUT touches none
 // of it.
 func TestRedeliverReactivatesAndDelivers(t *testing.T) {
+	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
 	sapWorker(t, st, c)
 	h := newSAPHarness(t, st, c)
@@ -174,6 +175,7 @@ func checkRedelivered(t *testing.T, h *sapHarness, a sapAccount, subID string, o
 // redelivery, as a crash before the workflows were started would: the fresh
 // deliveries are stored unstarted, and the worker's sweeper delivers them.
 func TestRedeliverCrashBeforeStartIsSwept(t *testing.T) {
+	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
 	sapWorker(t, st, c)
 	h := newSAPHarness(t, st, c)

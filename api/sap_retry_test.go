@@ -26,6 +26,7 @@ import (
 // is queued, the subscription deactivated, a later event queued at once, and
 // both can be pulled. The account stays in retry mode.
 func TestRetryModeExhaustsThenQueues(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	h := newSAPHarness(t, st, nil)
 	var requests atomic.Int64

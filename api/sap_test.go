@@ -174,6 +174,7 @@ func deliveryIDs(ds []SAPDelivery) []string {
 }
 
 func TestAccountsCreateShowAndSettings(t *testing.T) {
+	t.Parallel()
 	h := newSAPHarness(t, testenv.Store(t), nil)
 	a := h.newAccount("acme")
 	r := h.do(http.MethodGet, "/accounts/"+a.ID, a.Auth, "")
@@ -209,6 +210,7 @@ func TestAccountsCreateShowAndSettings(t *testing.T) {
 }
 
 func TestAccountsBadInput(t *testing.T) {
+	t.Parallel()
 	h := newSAPHarness(t, testenv.Store(t), nil)
 	a := h.newAccount("acme")
 	cases := []struct {
@@ -238,6 +240,7 @@ func TestAccountsBadInput(t *testing.T) {
 }
 
 func TestParseAuthorization(t *testing.T) {
+	t.Parallel()
 	org, user, err := parseAuthorization("Organization o1 , user u1, Element e")
 	if err != nil || org != "o1" || user != "u1" {
 		t.Fatalf("got %q %q %v", org, user, err)

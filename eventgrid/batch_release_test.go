@@ -16,6 +16,7 @@ import (
 // release its waiting deliveries, which reaches the Batch workflows, and
 // every event is then delivered once.
 func TestEdgeBatchWaitsForDisabledEndpoint(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	c := testenv.Client(t)
 	runWorker(t, c, st)

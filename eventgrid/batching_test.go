@@ -80,6 +80,7 @@ func eachOnce(t *testing.T, reqs []request, prefix string, n int) {
 }
 
 func TestEdgeOutputBatching(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	c := testenv.Client(t)
 	runWorker(t, c, st)

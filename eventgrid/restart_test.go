@@ -48,6 +48,7 @@ const restartRetryPolicy = `{"custom":{"kind":"fixed","interval_seconds":3},"max
 // and expects every event delivered (POLICIES.md §eventgrid-edge: the
 // original loses them; hookrelay must not).
 func TestEdgeDeliveryAcrossRestart(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	var failing atomic.Bool
 	failing.Store(true)
@@ -111,7 +112,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 // waitStatus waits until n deliveries of sub have this status.
 func waitStatus(t *testing.T, st *store.Store, subID, status string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		var got int
 		if err := st.DB().Get(&got, `SELECT count(*) FROM deliveries WHERE subscription_id = $1 AND status = $2`, subID, status); err != nil {

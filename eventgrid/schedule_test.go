@@ -78,6 +78,7 @@ func (r skipRun) expect(t *testing.T, st *store.Store, status policies.Status, a
 }
 
 func TestEventGridScheduleWithJitterBounds(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	recv := newReceiver(t, always(http.StatusInternalServerError))
 	h := apiServer(t, st, nil, policies.EdgeDefaults{})
@@ -116,6 +117,7 @@ func TestEventGridScheduleWithJitterBounds(t *testing.T) {
 }
 
 func TestEventGridLimits(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	t.Run("max attempts first", func(t *testing.T) {
@@ -147,6 +149,7 @@ func TestEventGridLimits(t *testing.T) {
 }
 
 func TestEventGridUndeliverableAtOnce(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	for _, code := range []int{400, 413} {
@@ -168,6 +171,7 @@ func TestEventGridUndeliverableAtOnce(t *testing.T) {
 }
 
 func TestEdgeOneThenTenMinutes(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	recv := newReceiver(t, always(http.StatusInternalServerError))
 	h := apiServer(t, st, nil, policies.EdgeDefaults{})
@@ -187,6 +191,7 @@ func TestEdgeOneThenTenMinutes(t *testing.T) {
 }
 
 func TestEdgeDefaultsFromEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{config.EnvEdgeMaxDeliveryAttempts: "5", config.EnvEdgeEventTTLSeconds: "1800"}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
@@ -212,6 +217,7 @@ func TestEdgeDefaultsFromEnvironment(t *testing.T) {
 }
 
 func TestEdgeDefaultsInvalid(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []map[string]string{
 		{config.EnvEdgeMaxDeliveryAttempts: "abc"}, {config.EnvEdgeMaxDeliveryAttempts: "31"},
 		{config.EnvEdgeEventTTLSeconds: "59"}, {config.EnvEdgeEventTTLSeconds: "0"},

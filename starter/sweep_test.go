@@ -47,6 +47,7 @@ func delivery(t *testing.T, st *store.Store, id string) store.Delivery {
 // eventgrid policy's 24 hours), and at once after the handshake failed;
 // younger ones keep waiting.
 func TestSweepDropsAwaitingDeliveries(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	pending := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationPending, ValidationCode: "c"}
 	failed := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationFailed, ValidationCode: "c"}
@@ -76,6 +77,7 @@ func TestSweepDropsAwaitingDeliveries(t *testing.T) {
 // TestSweepStartsStrandedBatch: a claimed batch whose Batch workflow was
 // never started gets one, with the Batcher's id and input.
 func TestSweepStartsStrandedBatch(t *testing.T) {
+	t.Parallel()
 	ctx, st, c := context.Background(), testenv.Store(t), testenv.Client(t)
 	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
 	sub := putEG(t, st, "batching", "b", batching)

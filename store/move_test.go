@@ -14,6 +14,7 @@ import (
 // endpoint (whose health gates, probes and releases them); finished ones keep
 // the endpoint they were attempted against.
 func TestReplacedURLMovesInFlightDeliveries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := testenv.Store(t)
 	name := "orders"

@@ -49,6 +49,7 @@ func pendingEG() store.EventGridSettings {
 // its handshake drops its unstarted deliveries; deleting a validated one
 // leaves its deliveries to finish.
 func TestDeleteAwaitingDropsUnstarted(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	putEG(t, st, "awaiting", "a", pendingEG())
 	done := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationSucceeded}
@@ -69,6 +70,7 @@ func TestDeleteAwaitingDropsUnstarted(t *testing.T) {
 // TestFailedValidationDropsUnstarted: a failed handshake drops the
 // subscription's unstarted deliveries.
 func TestFailedValidationDropsUnstarted(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	sub := putEG(t, st, "failing", "f", pendingEG())
 	d := publishType(t, st, "e1", "f")
@@ -86,6 +88,7 @@ func TestFailedValidationDropsUnstarted(t *testing.T) {
 // subscriptions' deliveries (their batchers are woken instead) and puts off
 // deliveries whose start failed, after those never tried.
 func TestSweepSelection(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
 	bsub := putEG(t, st, "batching", "b", batching)
@@ -111,6 +114,7 @@ func TestSweepSelection(t *testing.T) {
 // TestStrandedBatches: a claimed batch whose deliveries are all pending is a
 // candidate; once one of them finishes it is not.
 func TestStrandedBatches(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
 	sub := putEG(t, st, "batching", "b", batching)

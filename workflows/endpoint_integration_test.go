@@ -121,6 +121,7 @@ func (l *liveEnv) endpointState(t *testing.T, id string) string {
 // threshold), probed every 2 s, re-enabled by the first probe that succeeds,
 // and then receives every event that waited.
 func TestEndpointHealthLive(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	recv := newSwitchReceiver(t)
 	sub := l.subscribe(t, recv.URL+"/disable", `{"custom":{"kind":"fixed","interval_seconds":1},"max_attempts":100,
@@ -148,6 +149,7 @@ func TestEndpointHealthLive(t *testing.T) {
 // operator sends "unfreeze" with the real temporal CLI; then it receives every
 // waiting event, and GET /v1/endpoints/{id} shows the history.
 func TestEndpointUnfreezeWithTemporalCLI(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	recv := newSwitchReceiver(t)
 	sub := l.subscribe(t, recv.URL+"/freeze", `{"custom":{"kind":"fixed","interval_seconds":1},"max_attempts":100,
@@ -230,6 +232,7 @@ func checkEndpointAPI(t *testing.T, st *store.Store, id string) {
 
 // TestEndpointGoneLive: a 410 Gone from the endpoint disables it at once.
 func TestEndpointGoneLive(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) }))
 	t.Cleanup(gone.Close)

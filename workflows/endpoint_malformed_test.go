@@ -21,6 +21,7 @@ import (
 // '"maintenance"'` sends it) is ignored; the workflow still probes every 10
 // minutes and obeys the valid "enable" sent after it.
 func TestEndpointMalformedSignalIgnored(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/malformed")
 	ctx := context.Background()
 	pub, err := f.st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: epEventType, Data: store.RawJSON(`{}`)})
@@ -61,6 +62,7 @@ func TestEndpointMalformedSignalIgnored(t *testing.T) {
 // TestEndpointMalformedSignalDrained: a malformed signal still buffered when
 // the run continues as new is dropped by the drain, which does not hang.
 func TestEndpointMalformedSignalDrained(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/malformed-drain")
 	env := f.env()
 	env.RegisterDelayedCallback(func() {

@@ -106,6 +106,7 @@ func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.
 // counters set in PostgreSQL, at every threshold (POLICIES.md §workfront) and
 // one step below it.
 func TestEndpointThresholds(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	const h = time.Hour
 	cases := []struct {
@@ -159,6 +160,7 @@ func TestEndpointThresholds(t *testing.T) {
 
 // TestEndpointGoneDisables: a 410 disables the endpoint at once.
 func TestEndpointGoneDisables(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/gone")
 	env := f.env()
 	env.RegisterDelayedCallback(func() {
@@ -175,6 +177,7 @@ func TestEndpointGoneDisables(t *testing.T) {
 // TestEndpointUnfreezeSignal: a frozen endpoint is enabled by the "unfreeze"
 // signal without payload (as the CLIs send it), and its counters restart.
 func TestEndpointUnfreezeSignal(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/frozen")
 	f.counters(t, policies.StateFrozen, 0, 0, 60000, 100*time.Hour)
 	env := f.env()
@@ -200,6 +203,7 @@ func TestEndpointUnfreezeSignal(t *testing.T) {
 // TestEndpointContinueAsNew: after MaxSignalsPerRun signals the run continues
 // as new, carrying its state, reason, operator flag and next probe.
 func TestEndpointContinueAsNew(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/can")
 	f.counters(t, policies.StateEnabled, 0, 0, 2000, time.Hour)
 	env := f.env()
@@ -240,6 +244,7 @@ func TestEndpointContinueAsNew(t *testing.T) {
 // TestEndpointProbeEveryTenMinutes: a disabled endpoint signals "probe" to its
 // oldest waiting delivery every 10 minutes, and none before.
 func TestEndpointProbeEveryTenMinutes(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/probe")
 	ctx := context.Background()
 	var ids []string
@@ -273,6 +278,7 @@ func TestEndpointProbeEveryTenMinutes(t *testing.T) {
 // the endpoint and releases, through the real Temporal server, the real
 // Delivery workflows waiting there, which then deliver at once.
 func TestEndpointProbeSuccessReleases(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	recv := newSwitchReceiver(t)
 	recv.healthy.Store(true)
@@ -312,6 +318,7 @@ func TestEndpointProbeSuccessReleases(t *testing.T) {
 // at its own limit, as its policy says: dropped (Event Grid, dead-lettering
 // off) or queued (SAP). (Workfront's dead letter: TestWorkfrontWaitingDeadline.)
 func TestWaitingDeliveryTTL(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		policy, retry string
 		status        policies.Status

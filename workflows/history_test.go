@@ -66,6 +66,7 @@ var recordings = []recording{
 // HOOKRELAY_RECORD_HISTORIES=1; record again after a deliberate change of the
 // workflow's commands (and version that change).
 func TestRecordHistories(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("HOOKRELAY_RECORD_HISTORIES") != "1" {
 		t.Skip("set HOOKRELAY_RECORD_HISTORIES=1 to record Delivery histories")
 	}
@@ -142,6 +143,7 @@ func writeHistory(t *testing.T, c client.Client, workflowID, path string) {
 // commands for a recorded history (non-determinism) fails here. It needs no
 // server.
 func TestReplayRecordedHistories(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // gets three attempts, recorded in PostgreSQL, whose start times are the
 // policy's gaps apart (within 1 s), and the delivery ends delivered.
 func TestDeliveryOnRealServers(t *testing.T) {
+	t.Parallel()
 	c := testenv.Client(t)
 	st := testenv.Store(t)
 	s := startWorkers(t, c, st)
