@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -20,7 +21,7 @@ func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (w
 		return workflows.ClaimResult{}, err
 	}
 	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, MaxEvents: 1, FullOnly: in.FullOnly}
-	if eg := store.EventGridOf(sub.Options); eg.Batching() {
+	if eg := eventgrid.Of(sub.Options); eg.Batching() {
 		c.MaxEvents, c.MaxBytes = eg.MaxEventsPerBatch, eg.PreferredBatchSizeKB*1024
 	}
 	b, err := a.Store.ClaimBatch(ctx, c)
@@ -50,9 +51,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	if t.EndpointState != policies.StateEnabled && !(in.Probe && t.EndpointState == policies.StateDisabled) {
 		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
-	eg := store.EventGridOf(t.Options)
+	eg := eventgrid.Of(t.Options)
 	if eg == nil {
-		eg = &store.EventGridSettings{Schema: store.SchemaEventGrid}
+		eg = &eventgrid.Settings{Schema: eventgrid.SchemaEventGrid}
 	}
 	body, err := eventGridBody(ts, eg)
 	if err != nil {

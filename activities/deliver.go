@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -94,14 +95,14 @@ func setHeaders(req *http.Request, t store.Target, in workflows.DeliverInput) {
 	req.Header.Set("X-Hookrelay-Event-Type", t.EventType)
 	req.Header.Set("X-Hookrelay-Delivery", t.DeliveryID)
 	req.Header.Set("X-Hookrelay-Attempt", strconv.Itoa(in.Attempt+1))
-	if eg := store.EventGridOf(t.Options); eg != nil {
+	if eg := eventgrid.Of(t.Options); eg != nil {
 		setEventGridHeaders(req, t, eg, in.Attempt)
 	}
 }
 
 // requestBody is the JSON the receiver gets for the target's event.
 func requestBody(t store.Target) ([]byte, error) {
-	if eg := store.EventGridOf(t.Options); eg != nil {
+	if eg := eventgrid.Of(t.Options); eg != nil {
 		return eventGridBody([]store.Target{t}, eg)
 	}
 	b, err := json.Marshal(struct {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -38,7 +39,7 @@ type egEvent struct {
 // eventGridBody is the request body of an Event Grid subscription: a JSON
 // array of the targets' events in the subscription's schema (one event
 // unless the subscription batches).
-func eventGridBody(ts []store.Target, eg *store.EventGridSettings) ([]byte, error) {
+func eventGridBody(ts []store.Target, eg *eventgrid.Settings) ([]byte, error) {
 	out := make([]any, 0, len(ts))
 	for _, t := range ts {
 		ev, err := eventGridEvent(t, eg.Schema)
@@ -64,7 +65,7 @@ func eventGridEvent(t store.Target, schema string) (any, error) {
 	if source == "" {
 		source = defaultSource
 	}
-	if schema != store.SchemaCloudEvents {
+	if schema != eventgrid.SchemaCloudEvents {
 		return egEvent{
 			ID: t.ExternalID, Topic: source, Subject: t.Subject, EventType: t.EventType,
 			EventTime: t.OccurredAt.UTC(), Data: data, DataVersion: t.DataVersion, MetadataVersion: "1",
@@ -93,8 +94,8 @@ func eventGridEvent(t store.Target, schema string) (any, error) {
 
 // setEventGridHeaders adds Event Grid's delivery headers: a Notification, the
 // subscription's name and how many deliveries came before this one.
-func setEventGridHeaders(req *http.Request, t store.Target, eg *store.EventGridSettings, attempt int) {
-	if eg.Schema == store.SchemaCloudEvents {
+func setEventGridHeaders(req *http.Request, t store.Target, eg *eventgrid.Settings, attempt int) {
+	if eg.Schema == eventgrid.SchemaCloudEvents {
 		req.Header.Set("Content-Type", "application/cloudevents-batch+json; charset=utf-8")
 	}
 	req.Header.Set(HeaderEventType, "Notification")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
 )
@@ -31,14 +32,14 @@ func (a *Activities) ValidateEventGrid(ctx context.Context, in workflows.Validat
 	if err != nil {
 		return workflows.ValidationResult{}, err
 	}
-	eg := store.EventGridOf(sub.Options)
+	eg := eventgrid.Of(sub.Options)
 	if !eg.Awaiting() || eg.ValidationCode != in.Code || sub.Name == nil {
 		return workflows.ValidationResult{}, nil
 	}
 	if err := a.handshake(ctx, sub, in.Code); err != nil {
 		return workflows.ValidationResult{}, err
 	}
-	ok, err := a.Store.SetEventGridValidation(ctx, sub.ID, in.Code, store.ValidationSucceeded)
+	ok, err := a.Store.SetEventGridValidation(ctx, sub.ID, in.Code, eventgrid.ValidationSucceeded)
 	if err != nil || !ok {
 		return workflows.ValidationResult{}, err
 	}
@@ -82,7 +83,7 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 // ("subscription validation failed"). Events published later wait again
 // once a new PUT restarts the handshake; until then the sweeper drops them.
 func (a *Activities) FailEventGridValidation(ctx context.Context, in workflows.ValidationInput) (workflows.StatusResult, error) {
-	_, err := a.Store.SetEventGridValidation(ctx, in.SubscriptionID, in.Code, store.ValidationFailed)
+	_, err := a.Store.SetEventGridValidation(ctx, in.SubscriptionID, in.Code, eventgrid.ValidationFailed)
 	return workflows.StatusResult{}, err
 }
 
@@ -135,7 +136,7 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 	if err != nil {
 		return err
 	}
-	if eg := store.EventGridOf(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || l.EventType == DeadLetteredEventType {
+	if eg := eventgrid.Of(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || l.EventType == DeadLetteredEventType {
 		return nil
 	}
 	d := deadLetteredData{DeadLetterID: l.ID, DeliveryID: l.DeliveryID, EventID: l.ExternalEventID,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -98,7 +99,7 @@ func TestEventGridSubscriptionLifecycle(t *testing.T) {
 	for i, q := range []string{"?mode=edge", ""} {
 		code, edge := call(t, e, http.MethodPut, base+"edge-orders"+q, egSub("https://c.example/hook", ""))
 		if code != []int{http.StatusCreated, http.StatusOK}[i] || hr(edge, "mode") != "edge" ||
-			hr(edge, "policy") != "eventgrid-edge" || hr(edge, "validation") != store.ValidationNone {
+			hr(edge, "policy") != "eventgrid-edge" || hr(edge, "validation") != eventgrid.ValidationNone {
 			t.Fatalf("edge put %d: %d %v", i, code, edge)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -22,7 +23,7 @@ func validationID(t *testing.T, st *store.Store, c client.Client, name string) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := workflows.ValidationInput{SubscriptionID: sub.ID, Code: store.EventGridOf(sub.Options).ValidationCode}
+	in := workflows.ValidationInput{SubscriptionID: sub.ID, Code: eventgrid.Of(sub.Options).ValidationCode}
 	id := workflows.ValidationStartOptions(testenv.Queues(t), in).ID
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), id, "", "test ended") })
 	return id
@@ -80,7 +81,7 @@ func TestEventGridRePutRestartsPendingValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	if code, sub := call(t, e, http.MethodPut, "/eventgrid/subscriptions/retry", body); code != http.StatusOK ||
-		jpath(sub, "properties", "hookrelay", "validation") != store.ValidationPending {
+		jpath(sub, "properties", "hookrelay", "validation") != eventgrid.ValidationPending {
 		t.Fatalf("re-put: %d %v", code, sub)
 	}
 	if validationID(t, st, c, "retry") != id {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -95,7 +96,7 @@ func TestEventGridHandshakeDeliversPending(t *testing.T) {
 	runWorker(t, st, c)
 	code, sub := call(t, e, http.MethodPut, "/eventgrid/subscriptions/orders", cloudSub(v.URL+"/hook"))
 	if code != http.StatusCreated || jpath(sub, "properties", "provisioningState") != "AwaitingManualAction" ||
-		jpath(sub, "properties", "hookrelay", "validation") != store.ValidationPending {
+		jpath(sub, "properties", "hookrelay", "validation") != eventgrid.ValidationPending {
 		t.Fatalf("create: %d %v", code, sub)
 	}
 	// The handshake is held at the gate: the subscription is still pending.
@@ -111,7 +112,7 @@ func TestEventGridHandshakeDeliversPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if codes, notified := v.seen(); codes[0] != store.EventGridOf(stored.Options).ValidationCode || len(notified) != 0 {
+	if codes, notified := v.seen(); codes[0] != eventgrid.Of(stored.Options).ValidationCode || len(notified) != 0 {
 		t.Fatalf("validation codes %v (stored %s), notifications %q before validation", codes, stored.Options, notified)
 	}
 	v.openGate()
@@ -152,7 +153,7 @@ func TestEventGridHandshakeWithoutEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := workflows.ValidationInput{SubscriptionID: stored.ID, Code: store.EventGridOf(stored.Options).ValidationCode}
+	in := workflows.ValidationInput{SubscriptionID: stored.ID, Code: eventgrid.Of(stored.Options).ValidationCode}
 	t.Cleanup(func() {
 		_ = c.TerminateWorkflow(context.Background(), workflows.ValidationStartOptions(testenv.Queues(t), in).ID, "", "test ended")
 	})
@@ -163,7 +164,7 @@ func TestEventGridHandshakeWithoutEcho(t *testing.T) {
 	waitFor(t, "a second validation request", 90*time.Second, func() bool { codes, _ := v.seen(); return len(codes) >= 2 })
 	_, got := call(t, e, http.MethodGet, "/eventgrid/subscriptions/silent", "")
 	if jpath(got, "properties", "provisioningState") != "AwaitingManualAction" ||
-		jpath(got, "properties", "hookrelay", "validation") != store.ValidationPending {
+		jpath(got, "properties", "hookrelay", "validation") != eventgrid.ValidationPending {
 		t.Fatalf("after a non-echo answer: %v", got)
 	}
 	codes, notified := v.seen()

@@ -12,6 +12,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/hookrelay/hookrelay/devenv"
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -61,7 +62,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: "acct_default", URL: recv.URL, EventTypes: []string{"r.evt"},
 		Policy: "custom", Active: true, RetryPolicy: store.RawJSON(restartRetryPolicy),
-		Options: store.EventGridOptions(store.EventGridSettings{Mode: store.EventGridEdge, Schema: store.SchemaEventGrid, Validation: store.ValidationNone})}
+		Options: eventgrid.Options(eventgrid.Settings{Mode: eventgrid.ModeEdge, Schema: eventgrid.SchemaEventGrid, Validation: eventgrid.ValidationNone})}
 	if err := st.CreateSubscription(ctx, &sub); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -39,7 +40,7 @@ func (s *Starter) routeEventGrid(ctx context.Context, ds []store.Delivery, subs 
 			errs = append(errs, err)
 			continue
 		}
-		eg := store.EventGridOf(sub.Options)
+		eg := eventgrid.Of(sub.Options)
 		switch {
 		case eg.Awaiting():
 		case eg.Batching():

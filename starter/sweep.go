@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
 )
@@ -44,7 +45,7 @@ func (s *Starter) sweepAwaiting(ctx context.Context, grace time.Duration) error 
 		switch {
 		case sub.Deleted:
 			reason = store.ReasonDeletedBeforeValidation
-		case store.EventGridOf(sub.Options).Validation == store.ValidationPending:
+		case eventgrid.Of(sub.Options).Validation == eventgrid.ValidationPending:
 			p, err := PolicyWith(sub.Subscription, s.Defaults)
 			if err != nil || p.TTL <= 0 {
 				errs = append(errs, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -14,10 +15,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-func putEG(t *testing.T, st *store.Store, name, typ string, eg store.EventGridSettings) store.Subscription {
+func putEG(t *testing.T, st *store.Store, name, typ string, eg eventgrid.Settings) store.Subscription {
 	t.Helper()
 	sub := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://127.0.0.1:1/" + name,
-		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: store.EventGridOptions(eg)}
+		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: eventgrid.Options(eg)}
 	if _, err := st.PutSubscriptionByName(context.Background(), &sub); err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +50,8 @@ func delivery(t *testing.T, st *store.Store, id string) store.Delivery {
 func TestSweepDropsAwaitingDeliveries(t *testing.T) {
 	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
-	pending := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationPending, ValidationCode: "c"}
-	failed := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationFailed, ValidationCode: "c"}
+	pending := eventgrid.Settings{Mode: eventgrid.ModeCloud, Validation: eventgrid.ValidationPending, ValidationCode: "c"}
+	failed := eventgrid.Settings{Mode: eventgrid.ModeCloud, Validation: eventgrid.ValidationFailed, ValidationCode: "c"}
 	putEG(t, st, "pending", "p", pending)
 	putEG(t, st, "failed", "f", failed)
 	old, young := publishType(t, st, "e1", "p"), publishType(t, st, "e2", "p")
@@ -79,7 +80,7 @@ func TestSweepDropsAwaitingDeliveries(t *testing.T) {
 func TestSweepStartsStrandedBatch(t *testing.T) {
 	t.Parallel()
 	ctx, st, c := context.Background(), testenv.Store(t), testenv.Client(t)
-	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
+	batching := eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 2}
 	sub := putEG(t, st, "batching", "b", batching)
 	publishType(t, st, "e1", "b")
 	batchID := store.NewID("batch")

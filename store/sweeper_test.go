@@ -6,16 +6,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
 // putEG stores an Event Grid subscription named name for event type typ.
-func putEG(t *testing.T, st *store.Store, name, typ string, eg store.EventGridSettings) store.Subscription {
+func putEG(t *testing.T, st *store.Store, name, typ string, eg eventgrid.Settings) store.Subscription {
 	t.Helper()
 	sub := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://127.0.0.1:1/" + name,
-		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: store.EventGridOptions(eg)}
+		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: eventgrid.Options(eg)}
 	if _, err := st.PutSubscriptionByName(context.Background(), &sub); err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +41,9 @@ func wantDelivery(t *testing.T, st *store.Store, id string, status policies.Stat
 	}
 }
 
-func pendingEG() store.EventGridSettings {
-	return store.EventGridSettings{Mode: store.EventGridCloud, Schema: store.SchemaEventGrid,
-		Validation: store.ValidationPending, ValidationCode: "code-1"}
+func pendingEG() eventgrid.Settings {
+	return eventgrid.Settings{Mode: eventgrid.ModeCloud, Schema: eventgrid.SchemaEventGrid,
+		Validation: eventgrid.ValidationPending, ValidationCode: "code-1"}
 }
 
 // TestDeleteAwaitingDropsUnstarted: deleting a subscription still awaiting
@@ -52,7 +53,7 @@ func TestDeleteAwaitingDropsUnstarted(t *testing.T) {
 	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	putEG(t, st, "awaiting", "a", pendingEG())
-	done := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationSucceeded}
+	done := eventgrid.Settings{Mode: eventgrid.ModeCloud, Validation: eventgrid.ValidationSucceeded}
 	putEG(t, st, "validated", "v", done)
 	waiting, live := publishType(t, st, "e1", "a"), publishType(t, st, "e2", "v")
 	for _, name := range []string{"awaiting", "validated"} {
@@ -74,11 +75,11 @@ func TestFailedValidationDropsUnstarted(t *testing.T) {
 	ctx, st := context.Background(), testenv.Store(t)
 	sub := putEG(t, st, "failing", "f", pendingEG())
 	d := publishType(t, st, "e1", "f")
-	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "other-code", store.ValidationFailed); ok || err != nil {
+	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "other-code", eventgrid.ValidationFailed); ok || err != nil {
 		t.Fatalf("wrong code: %v %v", ok, err)
 	}
 	wantDelivery(t, st, d.ID, "pending", "", false)
-	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "code-1", store.ValidationFailed); !ok || err != nil {
+	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "code-1", eventgrid.ValidationFailed); !ok || err != nil {
 		t.Fatalf("fail: %v %v", ok, err)
 	}
 	wantDelivery(t, st, d.ID, policies.StatusDropped, store.ReasonValidationFailed, true)
@@ -90,9 +91,9 @@ func TestFailedValidationDropsUnstarted(t *testing.T) {
 func TestSweepSelection(t *testing.T) {
 	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
-	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
+	batching := eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 2}
 	bsub := putEG(t, st, "batching", "b", batching)
-	putEG(t, st, "plain", "p", store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone})
+	putEG(t, st, "plain", "p", eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone})
 	publishType(t, st, "e1", "b")
 	failing, fresh := publishType(t, st, "e2", "p"), publishType(t, st, "e3", "p")
 	ds, err := st.UnstartedDeliveries(ctx, 0, 10)
@@ -116,7 +117,7 @@ func TestSweepSelection(t *testing.T) {
 func TestStrandedBatches(t *testing.T) {
 	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
-	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
+	batching := eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 2}
 	sub := putEG(t, st, "batching", "b", batching)
 	d1 := publishType(t, st, "e1", "b")
 	publishType(t, st, "e2", "b")

@@ -1,40 +1,40 @@
-package api
+package eventgrid
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/hookrelay/hookrelay/policies"
-	"github.com/hookrelay/hookrelay/store"
 )
 
-// EventGridSubscription is the body of PUT /eventgrid/subscriptions/{name}:
+// Subscription is the body of PUT /eventgrid/subscriptions/{name}:
 // Azure Event Grid's event subscription (POLICIES.md §eventgrid,
 // §eventgrid-edge), with the vendor's field names.
-type EventGridSubscription struct {
-	Properties *EventGridProperties `json:"properties"`
+type Subscription struct {
+	Properties *Properties `json:"properties"`
 }
 
-// EventGridProperties are an event subscription's properties.
-type EventGridProperties struct {
-	Destination           *EventGridDestination `json:"destination"`
-	Filter                *EventGridFilter      `json:"filter,omitempty"`
-	EventDeliverySchema   string                `json:"eventDeliverySchema,omitempty"`
-	RetryPolicy           *EventGridRetry       `json:"retryPolicy,omitempty"`
-	DeadLetterDestination *EventGridDeadLetter  `json:"deadLetterDestination,omitempty"`
-	OutputBatching        *EventGridBatching    `json:"outputBatching,omitempty"`
+// Properties are an event subscription's properties.
+type Properties struct {
+	Destination           *Destination `json:"destination"`
+	Filter                *Filter      `json:"filter,omitempty"`
+	EventDeliverySchema   string       `json:"eventDeliverySchema,omitempty"`
+	RetryPolicy           *Retry       `json:"retryPolicy,omitempty"`
+	DeadLetterDestination *DeadLetter  `json:"deadLetterDestination,omitempty"`
+	OutputBatching        *Batching    `json:"outputBatching,omitempty"`
 }
 
-// EventGridDestination is a WebHook destination.
-type EventGridDestination struct {
-	EndpointType string             `json:"endpointType"`
-	Properties   *EventGridEndpoint `json:"properties"`
+// Destination is a WebHook destination.
+type Destination struct {
+	EndpointType string    `json:"endpointType"`
+	Properties   *Endpoint `json:"properties"`
 }
 
-// EventGridEndpoint are a WebHook's properties. IoT Edge puts the schema and
+// Endpoint are a WebHook's properties. IoT Edge puts the schema and
 // the batching bounds here; HookrelayPreValidated (hookrelay's own) skips
 // the validation handshake.
-type EventGridEndpoint struct {
+type Endpoint struct {
 	EndpointURL                   string `json:"endpointUrl"`
 	EventDeliverySchema           string `json:"eventDeliverySchema,omitempty"`
 	MaxEventsPerBatch             *int   `json:"maxEventsPerBatch,omitempty"`
@@ -42,35 +42,35 @@ type EventGridEndpoint struct {
 	HookrelayPreValidated         bool   `json:"hookrelayPreValidated,omitempty"`
 }
 
-// EventGridFilter selects event types; none means all.
-type EventGridFilter struct {
+// Filter selects event types; none means all.
+type Filter struct {
 	IncludedEventTypes []string `json:"includedEventTypes,omitempty"`
 }
 
-// EventGridRetry is a subscription's retryPolicy.
-type EventGridRetry struct {
+// Retry is a subscription's retryPolicy.
+type Retry struct {
 	MaxDeliveryAttempts      *int `json:"maxDeliveryAttempts,omitempty"`
 	EventTimeToLiveInMinutes *int `json:"eventTimeToLiveInMinutes,omitempty"`
 	EventExpiryInMinutes     *int `json:"eventExpiryInMinutes,omitempty"`
 }
 
-// EventGridDeadLetter turns dead-lettering on. Dead letters are kept in
+// DeadLetter turns dead-lettering on. Dead letters are kept in
 // hookrelay's store whatever the endpointType (StorageBlob or Hookrelay);
 // raiseEvent publishes a hookrelay.deadlettered event for each.
-type EventGridDeadLetter struct {
-	EndpointType string                    `json:"endpointType"`
-	Properties   *EventGridDeadLetterProps `json:"properties,omitempty"`
+type DeadLetter struct {
+	EndpointType string           `json:"endpointType"`
+	Properties   *DeadLetterProps `json:"properties,omitempty"`
 }
 
-// EventGridDeadLetterProps are a dead-letter destination's properties.
-type EventGridDeadLetterProps struct {
+// DeadLetterProps are a dead-letter destination's properties.
+type DeadLetterProps struct {
 	ResourceID        string `json:"resourceId,omitempty"`
 	BlobContainerName string `json:"blobContainerName,omitempty"`
 	RaiseEvent        bool   `json:"raiseEvent,omitempty"`
 }
 
-// EventGridBatching is IoT Edge output batching.
-type EventGridBatching struct {
+// Batching is IoT Edge output batching.
+type Batching struct {
 	MaxEventsPerBatch             *int `json:"maxEventsPerBatch,omitempty"`
 	PreferredBatchSizeInKilobytes *int `json:"preferredBatchSizeInKilobytes,omitempty"`
 }
@@ -86,39 +86,46 @@ const (
 	pRetry           = pProps + "retryPolicy."
 )
 
-// egSpec is a validated subscription: what hookrelay stores for it.
-type egSpec struct {
-	url        string
-	eventTypes []string
-	policy     string
-	overrides  policies.Overrides
-	settings   store.EventGridSettings
-	preValid   bool
+// Spec is a validated subscription: what hookrelay stores for it.
+type Spec struct {
+	URL          string
+	EventTypes   []string
+	Policy       string
+	Overrides    policies.Overrides
+	Settings     Settings
+	PreValidated bool
 }
 
-// spec validates the body for mode (cloud or edge) and maps it.
-func (r *EventGridSubscription) spec(mode string) (egSpec, error) {
-	sp := egSpec{policy: policies.NameEventGrid, settings: store.EventGridSettings{Mode: mode}}
-	if mode == store.EventGridEdge {
-		sp.policy = policies.NameEventGridEdge
+// URLCheck validates a WebHook URL; field names it in the error.
+type URLCheck func(field, raw string) error
+
+// Spec validates the body for mode (cloud or edge) and maps it; checkURL
+// validates the endpoint's URL.
+func (r *Subscription) Spec(mode string, checkURL URLCheck) (Spec, error) {
+	sp := Spec{Policy: policies.NameEventGrid, Settings: Settings{Mode: mode}}
+	if mode == ModeEdge {
+		sp.Policy = policies.NameEventGridEdge
 	}
 	p := r.Properties
 	if p == nil {
 		return sp, invalid("properties", "properties is required")
 	}
-	for _, step := range []func(*EventGridProperties, *egSpec) error{checkDestination, checkSchema, checkFilter, checkRetry, checkDeadLetter, checkBatching} {
+	if err := checkDestination(p, &sp, checkURL); err != nil {
+		return sp, err
+	}
+	for _, step := range []func(*Properties, *Spec) error{checkSchema, checkFilter, checkRetry, checkDeadLetter, checkBatching} {
 		if err := step(p, &sp); err != nil {
 			return sp, err
 		}
 	}
-	if _, err := policies.Resolve(sp.policy, sp.overrides); err != nil {
+	if _, err := policies.Resolve(sp.Policy, sp.Overrides); err != nil {
 		return sp, vendorField(err)
 	}
-	sp.settings.Request, _ = json.Marshal(p)
+	sp.Settings.Request, _ = json.Marshal(p)
 	return sp, nil
 }
 
-func checkDestination(p *EventGridProperties, sp *egSpec) error {
+func checkDestination(p *Properties, sp *Spec, checkURL URLCheck) error {
 	d := p.Destination
 	if d == nil {
 		return invalid(pProps+"destination", "properties.destination is required")
@@ -129,14 +136,14 @@ func checkDestination(p *EventGridProperties, sp *egSpec) error {
 	if d.Properties == nil {
 		return invalid(pDest+"properties", "properties.destination.properties is required")
 	}
-	if err := validateURL(pDest+"properties.endpointUrl", d.Properties.EndpointURL); err != nil {
+	if err := checkURL(pDest+"properties.endpointUrl", d.Properties.EndpointURL); err != nil {
 		return err
 	}
-	sp.url, sp.preValid = d.Properties.EndpointURL, d.Properties.HookrelayPreValidated
+	sp.URL, sp.PreValidated = d.Properties.EndpointURL, d.Properties.HookrelayPreValidated
 	return nil
 }
 
-func checkSchema(p *EventGridProperties, sp *egSpec) error {
+func checkSchema(p *Properties, sp *Spec) error {
 	field, v := pProps+"eventDeliverySchema", p.EventDeliverySchema
 	if inner := p.Destination.Properties.EventDeliverySchema; inner != "" {
 		if v != "" && !strings.EqualFold(v, inner) {
@@ -145,18 +152,18 @@ func checkSchema(p *EventGridProperties, sp *egSpec) error {
 		field, v = pDest+"properties.eventDeliverySchema", inner
 	}
 	switch {
-	case v == "" || strings.EqualFold(v, store.SchemaEventGrid):
-		sp.settings.Schema = store.SchemaEventGrid
-	case strings.EqualFold(v, store.SchemaCloudEvents):
-		sp.settings.Schema = store.SchemaCloudEvents
+	case v == "" || strings.EqualFold(v, SchemaEventGrid):
+		sp.Settings.Schema = SchemaEventGrid
+	case strings.EqualFold(v, SchemaCloudEvents):
+		sp.Settings.Schema = SchemaCloudEvents
 	default:
-		return invalid(field, "must be %s or %s, got %q", store.SchemaEventGrid, store.SchemaCloudEvents, v)
+		return invalid(field, "must be %s or %s, got %q", SchemaEventGrid, SchemaCloudEvents, v)
 	}
 	return nil
 }
 
-func checkFilter(p *EventGridProperties, sp *egSpec) error {
-	sp.eventTypes = []string{"*"}
+func checkFilter(p *Properties, sp *Spec) error {
+	sp.EventTypes = []string{"*"}
 	if p.Filter == nil || len(p.Filter.IncludedEventTypes) == 0 {
 		return nil
 	}
@@ -165,11 +172,11 @@ func checkFilter(p *EventGridProperties, sp *egSpec) error {
 			return invalid(pProps+"filter.includedEventTypes", "includedEventTypes[%d] must be a non-empty string of at most 200 characters", i)
 		}
 	}
-	sp.eventTypes = p.Filter.IncludedEventTypes
+	sp.EventTypes = p.Filter.IncludedEventTypes
 	return nil
 }
 
-func checkRetry(p *EventGridProperties, sp *egSpec) error {
+func checkRetry(p *Properties, sp *Spec) error {
 	r := p.RetryPolicy
 	if r == nil {
 		return nil
@@ -178,7 +185,7 @@ func checkRetry(p *EventGridProperties, sp *egSpec) error {
 		if *v < 1 || *v > egMaxAttempts {
 			return invalid(pRetry+"maxDeliveryAttempts", "must be between 1 and %d (POLICIES.md §eventgrid)", egMaxAttempts)
 		}
-		sp.overrides.MaxAttempts = v
+		sp.Overrides.MaxAttempts = v
 	}
 	ttl, field := r.EventTimeToLiveInMinutes, pRetry+"eventTimeToLiveInMinutes"
 	if r.EventExpiryInMinutes != nil {
@@ -192,12 +199,12 @@ func checkRetry(p *EventGridProperties, sp *egSpec) error {
 			return invalid(field, "must be between 1 and %d minutes (POLICIES.md §eventgrid)", egMaxTTLMinutes)
 		}
 		secs := *ttl * 60
-		sp.overrides.TTLSeconds = &secs
+		sp.Overrides.TTLSeconds = &secs
 	}
 	return nil
 }
 
-func checkDeadLetter(p *EventGridProperties, sp *egSpec) error {
+func checkDeadLetter(p *Properties, sp *Spec) error {
 	d := p.DeadLetterDestination
 	if d == nil {
 		return nil
@@ -206,23 +213,23 @@ func checkDeadLetter(p *EventGridProperties, sp *egSpec) error {
 		return invalid(pProps+"deadLetterDestination.endpointType", `endpointType must be "StorageBlob" or "Hookrelay", got %q`, d.EndpointType)
 	}
 	on := true
-	sp.overrides.DeadLettering = &on
-	sp.settings.RaiseDeadLetterEvent = d.Properties != nil && d.Properties.RaiseEvent
+	sp.Overrides.DeadLettering = &on
+	sp.Settings.RaiseDeadLetterEvent = d.Properties != nil && d.Properties.RaiseEvent
 	return nil
 }
 
-func checkBatching(p *EventGridProperties, sp *egSpec) error {
+func checkBatching(p *Properties, sp *Spec) error {
 	b, field := p.OutputBatching, pProps+"outputBatching"
 	if in := p.Destination.Properties; in.MaxEventsPerBatch != nil || in.PreferredBatchSizeInKilobytes != nil {
 		if b != nil {
 			return invalid(pDest+"properties.maxEventsPerBatch", "give outputBatching or the destination's batching properties, not both")
 		}
-		b, field = &EventGridBatching{in.MaxEventsPerBatch, in.PreferredBatchSizeInKilobytes}, pDest+"properties"
+		b, field = &Batching{in.MaxEventsPerBatch, in.PreferredBatchSizeInKilobytes}, pDest+"properties"
 	}
 	if b == nil {
 		return nil
 	}
-	if sp.settings.Mode != store.EventGridEdge {
+	if sp.Settings.Mode != ModeEdge {
 		return invalid(field, "output batching is an Event Grid on IoT Edge feature: use ?mode=edge")
 	}
 	if b.MaxEventsPerBatch == nil || *b.MaxEventsPerBatch < 1 || *b.MaxEventsPerBatch > egMaxBatchEvents {
@@ -236,7 +243,7 @@ func checkBatching(p *EventGridProperties, sp *egSpec) error {
 		kb = *v
 	}
 	if *b.MaxEventsPerBatch > 1 {
-		sp.settings.MaxEventsPerBatch, sp.settings.PreferredBatchSizeKB = *b.MaxEventsPerBatch, kb
+		sp.Settings.MaxEventsPerBatch, sp.Settings.PreferredBatchSizeKB = *b.MaxEventsPerBatch, kb
 	}
 	return nil
 }
@@ -253,4 +260,30 @@ func vendorField(err error) error {
 		}
 	}
 	return err
+}
+
+// invalid is a FieldError naming the offending field by its vendor path.
+func invalid(field, format string, args ...any) error {
+	return &policies.FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// DecideValidation sets the validation state and reports whether a
+// handshake must be started: edge and pre-validated subscriptions need none;
+// a replace with the same URL keeps the state it had, and (re)starts the
+// handshake with the same code while it is pending, in case the first start
+// failed ("PUT it again"). A new handshake gets newCode.
+func (sp *Spec) DecideValidation(prev *Settings, prevURL, newCode string) bool {
+	switch {
+	case sp.Settings.Mode == ModeEdge:
+		sp.Settings.Validation = ValidationNone
+	case sp.PreValidated:
+		sp.Settings.Validation = ValidationPreValidated
+	case prev != nil && prevURL == sp.URL && prev.Validation != ValidationNone && prev.Validation != ValidationFailed:
+		sp.Settings.Validation, sp.Settings.ValidationCode = prev.Validation, prev.ValidationCode
+		return prev.Validation == ValidationPending
+	default:
+		sp.Settings.Validation, sp.Settings.ValidationCode = ValidationPending, newCode
+		return true
+	}
+	return false
 }
