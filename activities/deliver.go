@@ -96,7 +96,11 @@ func setHeaders(req *http.Request, t store.Target, in workflows.DeliverInput) {
 	req.Header.Set("X-Hookrelay-Delivery", t.DeliveryID)
 	req.Header.Set("X-Hookrelay-Attempt", strconv.Itoa(in.Attempt+1))
 	if eg := eventgrid.Of(t.Options); eg != nil {
-		setEventGridHeaders(req, t, eg, in.Attempt)
+		name := ""
+		if t.SubscriptionName != nil {
+			name = *t.SubscriptionName
+		}
+		eventgrid.SetHeaders(req.Header, eg, outgoing(t), name, in.Attempt)
 	}
 }
 
@@ -154,5 +158,23 @@ func countersOf(c store.Counters) workflows.EndpointCounters {
 	return workflows.EndpointCounters{
 		EndpointID: c.EndpointID, State: c.State, Attempts: c.Attempts, Failures: c.Failures,
 		ConsecutiveFailures: c.ConsecutiveFailures, LastSuccessAt: c.LastSuccessAt,
+	}
+}
+
+// eventGridBody is the Event Grid request body of the targets' events.
+func eventGridBody(ts []store.Target, eg *eventgrid.Settings) ([]byte, error) {
+	evs := make([]eventgrid.Outgoing, len(ts))
+	for i, t := range ts {
+		evs[i] = outgoing(t)
+	}
+	return eventgrid.Body(evs, eg)
+}
+
+// outgoing is what Event Grid's request needs of a target's event.
+func outgoing(t store.Target) eventgrid.Outgoing {
+	return eventgrid.Outgoing{
+		ID: t.ExternalID, Type: t.EventType, Subject: t.Subject, Source: t.Source,
+		DataVersion: t.DataVersion, DataContentType: t.DataContentType, Time: t.OccurredAt,
+		Data: json.RawMessage(t.Data), Extensions: json.RawMessage(t.Extensions),
 	}
 }

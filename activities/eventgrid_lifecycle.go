@@ -18,7 +18,6 @@ import (
 // Event Grid's validation handshake and hookrelay's dead-letter event
 // (POLICIES.md §eventgrid).
 const (
-	ValidationEventType   = "Microsoft.EventGrid.SubscriptionValidationEvent"
 	DeadLetteredEventType = "hookrelay.deadlettered"
 	validationTimeout     = 30 * time.Second
 )
@@ -51,18 +50,14 @@ func (a *Activities) ValidateEventGrid(ctx context.Context, in workflows.Validat
 func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code string) error {
 	ctx, cancel := context.WithTimeout(ctx, validationTimeout)
 	defer cancel()
-	body, _ := json.Marshal([]egEvent{{
-		ID: store.NewID("val"), Topic: defaultSource, Subject: "", EventType: ValidationEventType,
-		EventTime: time.Now().UTC(), DataVersion: "1", MetadataVersion: "1",
-		Data: json.RawMessage(fmt.Sprintf(`{"validationCode":%q,"validationUrl":""}`, code)),
-	}})
+	body := eventgrid.ValidationBody(store.NewID("val"), code, time.Now())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("activities: validation request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderEventType, "SubscriptionValidation")
-	req.Header.Set(HeaderSubscriptionName, *sub.Name)
+	req.Header.Set(eventgrid.HeaderEventType, "SubscriptionValidation")
+	req.Header.Set(eventgrid.HeaderSubscriptionName, *sub.Name)
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("activities: validation of %s: %w", sub.ID, err)
@@ -147,7 +142,7 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 	data, _ := json.Marshal(d)
 	res, err := a.Store.Publish(ctx, store.Event{AccountID: l.AccountID, ExternalID: "deadletter-" + l.ID,
 		Type: DeadLetteredEventType, Subject: "/deadletters/" + l.ID, Data: data,
-		Fields: store.EventFields{Source: defaultSource + "/deadletters", DataVersion: "1"}})
+		Fields: store.EventFields{Source: eventgrid.DefaultSource + "/deadletters", DataVersion: "1"}})
 	if err != nil {
 		return err
 	}
