@@ -20,10 +20,8 @@ func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (w
 	if err != nil {
 		return workflows.ClaimResult{}, err
 	}
-	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, MaxEvents: 1, FullOnly: in.FullOnly}
-	if eg := eventgrid.Of(sub.Options); eg.Batching() {
-		c.MaxEvents, c.MaxBytes = eg.MaxEventsPerBatch, eg.PreferredBatchSizeKB*1024
-	}
+	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, FullOnly: in.FullOnly}
+	c.MaxEvents, c.MaxBytes = eventgrid.Of(sub.Options).BatchLimits()
 	b, err := a.Store.ClaimBatch(ctx, c)
 	if err != nil {
 		return workflows.ClaimResult{}, err

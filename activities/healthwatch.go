@@ -166,7 +166,7 @@ func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Cou
 	if st, _ := h.Decide(s); st != c.State {
 		return true
 	}
-	if h.DisableFailureRate <= 0 || c.Attempts <= int64(h.DisableMinAttempts) ||
+	if !h.RateRuleApplies(c.Attempts) ||
 		!a.health.allow(&a.health.summed, c.EndpointID, now, windowEvery) {
 		return false
 	}

@@ -65,9 +65,6 @@ func Options(s Settings) []byte {
 	return b
 }
 
-// Batching reports whether the subscription uses output batching.
-func (s *Settings) Batching() bool { return s != nil && s.MaxEventsPerBatch > 0 }
-
 // Awaiting reports whether the subscription still waits for its handshake.
 func (s *Settings) Awaiting() bool {
 	return s != nil && (s.Validation == ValidationPending || s.Validation == ValidationFailed)

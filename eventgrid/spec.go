@@ -77,13 +77,11 @@ type Batching struct {
 
 // Vendor limits: retryPolicy (POLICIES.md §eventgrid) and IoT Edge batching.
 const (
-	egMaxAttempts    = 30
-	egMaxTTLMinutes  = 1440
-	egMaxBatchEvents = 50
-	egMaxBatchKB     = 1033
-	pProps           = "properties."
-	pDest            = pProps + "destination."
-	pRetry           = pProps + "retryPolicy."
+	egMaxAttempts   = 30
+	egMaxTTLMinutes = 1440
+	pProps          = "properties."
+	pDest           = pProps + "destination."
+	pRetry          = pProps + "retryPolicy."
 )
 
 // Spec is a validated subscription: what hookrelay stores for it.
@@ -232,13 +230,13 @@ func checkBatching(p *Properties, sp *Spec) error {
 	if sp.Settings.Mode != ModeEdge {
 		return invalid(field, "output batching is an Event Grid on IoT Edge feature: use ?mode=edge")
 	}
-	if b.MaxEventsPerBatch == nil || *b.MaxEventsPerBatch < 1 || *b.MaxEventsPerBatch > egMaxBatchEvents {
-		return invalid(field+".maxEventsPerBatch", "must be between 1 and %d", egMaxBatchEvents)
+	if b.MaxEventsPerBatch == nil || *b.MaxEventsPerBatch < 1 || *b.MaxEventsPerBatch > MaxBatchEvents {
+		return invalid(field+".maxEventsPerBatch", "must be between 1 and %d", MaxBatchEvents)
 	}
-	kb := egMaxBatchKB
+	kb := MaxBatchKB
 	if v := b.PreferredBatchSizeInKilobytes; v != nil {
-		if *v < 1 || *v > egMaxBatchKB {
-			return invalid(field+".preferredBatchSizeInKilobytes", "must be between 1 and %d", egMaxBatchKB)
+		if *v < 1 || *v > MaxBatchKB {
+			return invalid(field+".preferredBatchSizeInKilobytes", "must be between 1 and %d", MaxBatchKB)
 		}
 		kb = *v
 	}
