@@ -1,7 +1,7 @@
 # hookrelay: `make run` runs the whole service on its embedded default;
 # `make test` runs every test against real PostgreSQL and Temporal servers.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
-GO_TEST_FLAGS ?= -count=1 -timeout 30m
+GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 
 .PHONY: run test bench bench-extra lint build bootstrap fuzz clean
 

@@ -11,7 +11,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // Activities holds the dependencies of every activity.
@@ -28,7 +30,10 @@ type Activities struct {
 	// Temporal signals the endpoint workflows and releases waiting deliveries
 	// (endpoint health); nil turns that off.
 	Temporal client.Client
-	health   healthGate
+	// Queues are the task queues the endpoint workflows start on; zero means
+	// workflows.DefaultQueues.
+	Queues workflows.Queues
+	health healthGate
 }
 
 // New builds Activities with an HTTP client suited to webhook delivery: no
@@ -50,58 +55,32 @@ func New(st *store.Store, logger *slog.Logger) *Activities {
 	}
 }
 
-// StatusInput is the input of SetStatus.
-type StatusInput struct {
-	DeliveryID    string
-	Status        string // retrying or waiting
-	NextAttemptAt *time.Time
-}
-
-// StatusResult is the result of SetStatus.
-type StatusResult struct {
-	// EndpointState is the endpoint's state when the delivery was recorded
-	// as waiting ("" for other statuses).
-	EndpointState string
-}
-
 // SetStatus records an in-flight delivery's status and its next attempt time.
-func (a *Activities) SetStatus(ctx context.Context, in StatusInput) (StatusResult, error) {
-	if in.Status == "waiting" {
+func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) (workflows.StatusResult, error) {
+	if in.Status == policies.StatusWaiting {
 		state, err := a.Store.SetWaiting(ctx, in.DeliveryID)
-		return StatusResult{EndpointState: state}, err
+		return workflows.StatusResult{EndpointState: state}, err
 	}
-	return StatusResult{}, a.Store.SetInFlight(ctx, in.DeliveryID, in.Status, in.NextAttemptAt)
+	return workflows.StatusResult{}, a.Store.SetInFlight(ctx, in.DeliveryID, in.Status, in.NextAttemptAt)
 }
 
-// FinishInput is the input of Finish.
-type FinishInput struct {
-	DeliveryID string
-	Status     string // delivered, dead_lettered, dropped or queued
-	Reason     string
-	LastStatus int
-	LastError  string
-}
-
-// FinishResult is the result of Finish.
-type FinishResult struct {
-	DeadLetterID string
-}
-
-// Finish records how a delivery ended, making its dead letter or queueing it.
-func (a *Activities) Finish(ctx context.Context, in FinishInput) (FinishResult, error) {
+// Finish records how a delivery ended, making its dead letter, or queueing it
+// and deactivating its subscription (POLICIES.md §sap).
+func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (workflows.FinishResult, error) {
 	id, err := a.Store.FinishDelivery(ctx, store.Finish{
 		DeliveryID: in.DeliveryID, Status: in.Status, Reason: in.Reason,
 		LastStatus: in.LastStatus, LastError: in.LastError,
+		DeactivateSubscription: policies.DeactivatesSubscription(in.Status),
 	})
 	if err != nil {
-		return FinishResult{}, err
+		return workflows.FinishResult{}, err
 	}
-	if in.Status == store.StatusDeadLettered {
+	if in.Status == policies.StatusDeadLettered {
 		if err := a.raiseDeadLettered(ctx, in.DeliveryID); err != nil {
-			return FinishResult{}, err
+			return workflows.FinishResult{}, err
 		}
 	}
 	a.Logger.InfoContext(ctx, "delivery_finished", "delivery_id", in.DeliveryID,
 		"status", in.Status, "reason", in.Reason, "dead_letter_id", id)
-	return FinishResult{DeadLetterID: id}, nil
+	return workflows.FinishResult{DeadLetterID: id}, nil
 }

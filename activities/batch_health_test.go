@@ -12,11 +12,12 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // claimedBatch stores a batching Event Grid on IoT Edge subscription to url,
 // publishes n events and claims them as one batch.
-func claimedBatch(t *testing.T, st *store.Store, url string, n int) (store.Subscription, activities.ClaimResult) {
+func claimedBatch(t *testing.T, st *store.Store, url string, n int) (store.Subscription, workflows.ClaimResult) {
 	t.Helper()
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: url, EventTypes: []string{t.Name()},
@@ -30,7 +31,7 @@ func claimedBatch(t *testing.T, st *store.Store, url string, n int) (store.Subsc
 			t.Fatal(err)
 		}
 	}
-	b, err := activities.New(st, testenv.Logger()).ClaimBatch(ctx, activities.ClaimInput{SubscriptionID: sub.ID, BatchID: "batch_" + sub.ID})
+	b, err := activities.New(st, testenv.Logger()).ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: sub.ID, BatchID: "batch_" + sub.ID})
 	if err != nil || len(b.DeliveryIDs) != n {
 		t.Fatalf("claim: %+v %v", b, err)
 	}
@@ -60,13 +61,14 @@ func setState(t *testing.T, st *store.Store, endpointID, state string) {
 // single deliveries: no request while the endpoint is disabled, except a
 // probe; none at all while it is frozen, probe or not.
 func TestDeliverBatchHealthGate(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv, requests := countingServer(t, http.StatusOK)
 	sub, b := claimedBatch(t, st, srv.URL, 3)
 	acts := activities.New(st, testenv.Logger())
-	deliver := func(attempt int, probe bool) activities.DeliverResult {
+	deliver := func(attempt int, probe bool) workflows.DeliverResult {
 		t.Helper()
-		res, err := acts.DeliverBatch(context.Background(), activities.BatchInput{BatchID: b.BatchID,
+		res, err := acts.DeliverBatch(context.Background(), workflows.DeliverBatchInput{BatchID: b.BatchID,
 			DeliveryIDs: b.DeliveryIDs, Attempt: attempt, ScheduledAt: time.Now(), Timeout: 5 * time.Second,
 			Probe: probe, Health: policies.WorkfrontHealth})
 		if err != nil {
@@ -98,13 +100,14 @@ func TestDeliverBatchHealthGate(t *testing.T) {
 // request tells the endpoint workflow once per request (not once per event),
 // as Deliver does for one event.
 func TestDeliverBatchSignalsEndpointOncePerRequest(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv, _ := countingServer(t, http.StatusGone)
 	sub, b := claimedBatch(t, st, srv.URL, 4)
 	acts := activities.New(st, testenv.Logger())
 	acts.Temporal = testenv.Client(t)
 	for attempt := 0; attempt < 2; attempt++ {
-		res, err := acts.DeliverBatch(context.Background(), activities.BatchInput{BatchID: b.BatchID,
+		res, err := acts.DeliverBatch(context.Background(), workflows.DeliverBatchInput{BatchID: b.BatchID,
 			DeliveryIDs: b.DeliveryIDs, Attempt: attempt, ScheduledAt: time.Now(), Timeout: 5 * time.Second,
 			Health: policies.WorkfrontHealth})
 		if err != nil || res.StatusCode != http.StatusGone {
@@ -114,7 +117,7 @@ func TestDeliverBatchSignalsEndpointOncePerRequest(t *testing.T) {
 			t.Errorf("attempt %d: %d consecutive failures, want %d", attempt, res.Counters.ConsecutiveFailures, attempt+1)
 		}
 	}
-	if n := signalsTo(t, acts.Temporal, sub.EndpointID, activities.SignalGone); n != 2 {
+	if n := signalsTo(t, acts.Temporal, sub.EndpointID, workflows.SignalGone); n != 2 {
 		t.Fatalf("%d gone signals for 2 requests of 4 events, want 2", n)
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // TestClaimBatchRetriedWithSameID: a ClaimBatch retried with the same batch id
 // (its first completion lost) returns the batch the first try claimed and
 // claims nothing more; the next id claims the next deliveries.
 func TestClaimBatchRetriedWithSameID(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/batch", EventTypes: []string{t.Name()},
@@ -28,9 +30,9 @@ func TestClaimBatchRetriedWithSameID(t *testing.T) {
 		}
 	}
 	acts := activities.New(st, testenv.Logger())
-	claim := func(id string) activities.ClaimResult {
+	claim := func(id string) workflows.ClaimResult {
 		t.Helper()
-		res, err := acts.ClaimBatch(ctx, activities.ClaimInput{SubscriptionID: sub.ID, BatchID: id})
+		res, err := acts.ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: sub.ID, BatchID: id})
 		if err != nil {
 			t.Fatal(err)
 		}

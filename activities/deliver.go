@@ -14,93 +14,45 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
-
-// Error kinds of a failed attempt.
-const (
-	KindTimeout           = "timeout"
-	KindConnectionRefused = "connection_refused"
-	KindDNS               = "dns"
-	KindTLS               = "tls"
-	KindHTTPStatus        = "http_status"
-	KindNetwork           = "network"
-)
-
-// DeliverInput is the input of Deliver: one attempt of one delivery.
-type DeliverInput struct {
-	DeliveryID  string
-	Attempt     int // 0 is the first delivery
-	ScheduledAt time.Time
-	Timeout     time.Duration
-	// Probe makes the attempt even when the endpoint is not enabled.
-	Probe bool
-	// Success lists the status codes that count as success; empty means 2xx.
-	Success []int
-	// Health is the policy's circuit breaker, for the endpoint workflow.
-	Health policies.Health
-}
-
-// DeliverResult is what one attempt came to.
-type DeliverResult struct {
-	// Skipped is true when no request was made because the endpoint is
-	// disabled or frozen; EndpointState says which.
-	Skipped       bool
-	EndpointState string
-	StatusCode    int
-	ErrorKind     string
-	Error         string
-	DurationMs    float64
-	Success       bool
-	Counters      store.Counters
-}
 
 // Deliver makes one HTTP attempt of a delivery and records it. Failures of
 // the endpoint are results, not errors; an error means hookrelay itself failed.
-func (a *Activities) Deliver(ctx context.Context, in DeliverInput) (DeliverResult, error) {
+func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
 	t, err := a.Store.Target(ctx, in.DeliveryID)
 	if err != nil {
-		return DeliverResult{}, err
+		return workflows.DeliverResult{}, err
 	}
 	// A probe may go to a disabled endpoint only: a frozen one is never
 	// tried until an operator re-enables it (POLICIES.md §workfront).
 	if t.EndpointState != "enabled" && !(in.Probe && t.EndpointState == "disabled") {
-		return DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
+		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
 	body, err := requestBody(t)
 	if err != nil {
-		return DeliverResult{}, err
+		return workflows.DeliverResult{}, err
 	}
 	rec := a.post(ctx, t, in, body)
-	rec.Success = rec.StatusCode != 0 && isSuccess(rec.StatusCode, in.Success)
+	rec.Success = rec.StatusCode != 0 && policies.IsSuccessCode(in.Success, rec.StatusCode)
 	c, err := a.Store.RecordAttempt(ctx, t.EndpointID, rec)
 	if err != nil {
-		return DeliverResult{}, err
+		return workflows.DeliverResult{}, err
 	}
 	a.watchHealth(ctx, in, rec, c)
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
-	return DeliverResult{
+	return workflows.DeliverResult{
 		EndpointState: c.State, StatusCode: rec.StatusCode, ErrorKind: rec.ErrorKind,
-		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: c,
+		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: countersOf(c),
 	}, nil
 }
 
-func isSuccess(code int, success []int) bool {
-	if len(success) == 0 {
-		return code >= 200 && code <= 299
-	}
-	for _, c := range success {
-		if c == code {
-			return true
-		}
-	}
-	return false
-}
-
 // post sends body to the target's URL and describes what happened.
-func (a *Activities) post(ctx context.Context, t store.Target, in DeliverInput, body []byte) store.Attempt {
+func (a *Activities) post(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte) store.Attempt {
 	rec := store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt, ScheduledAt: in.ScheduledAt}
 	if in.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -109,7 +61,7 @@ func (a *Activities) post(ctx context.Context, t store.Target, in DeliverInput, 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
 	if err != nil {
-		rec.StartedAt, rec.ErrorKind, rec.ErrorMessage = time.Now(), KindNetwork, err.Error()
+		rec.StartedAt, rec.ErrorKind, rec.ErrorMessage = time.Now(), workflows.KindNetwork, err.Error()
 		return rec
 	}
 	setHeaders(req, t, in)
@@ -128,29 +80,33 @@ func (a *Activities) post(ctx context.Context, t store.Target, in DeliverInput, 
 	rec.StatusCode = resp.StatusCode
 	rec.ResponseBody = string(bytes.ToValidUTF8(prefix, []byte("?")))
 	rec.ResponseHeaders = headerJSON(resp.Header)
-	if !isSuccess(resp.StatusCode, in.Success) {
-		rec.ErrorKind, rec.ErrorMessage = KindHTTPStatus, resp.Status
+	if !policies.IsSuccessCode(in.Success, resp.StatusCode) {
+		rec.ErrorKind, rec.ErrorMessage = workflows.KindHTTPStatus, resp.Status
 	}
 	return rec
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
-func setHeaders(req *http.Request, t store.Target, in DeliverInput) {
+func setHeaders(req *http.Request, t store.Target, in workflows.DeliverInput) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "hookrelay/1")
 	req.Header.Set(HeaderWebhookID, t.ExternalID)
 	req.Header.Set("X-Hookrelay-Event-Type", t.EventType)
 	req.Header.Set("X-Hookrelay-Delivery", t.DeliveryID)
 	req.Header.Set("X-Hookrelay-Attempt", strconv.Itoa(in.Attempt+1))
-	if eg := store.EventGridOf(t.Options); eg != nil {
-		setEventGridHeaders(req, t, eg, in.Attempt)
+	if eg := eventgrid.Of(t.Options); eg != nil {
+		name := ""
+		if t.SubscriptionName != nil {
+			name = *t.SubscriptionName
+		}
+		eventgrid.SetHeaders(req.Header, eg, outgoing(t), name, in.Attempt)
 	}
 }
 
 // requestBody is the JSON the receiver gets for the target's event.
 func requestBody(t store.Target) ([]byte, error) {
-	if eg := store.EventGridOf(t.Options); eg != nil {
+	if eg := eventgrid.Of(t.Options); eg != nil {
 		return eventGridBody([]store.Target{t}, eg)
 	}
 	b, err := json.Marshal(struct {
@@ -185,14 +141,40 @@ func errorKind(err error) string {
 	var netErr net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return KindTimeout
+		return workflows.KindTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return KindConnectionRefused
+		return workflows.KindConnectionRefused
 	case errors.As(err, &dnsErr):
-		return KindDNS
+		return workflows.KindDNS
 	case errors.As(err, &certErr), errors.As(err, &recErr):
-		return KindTLS
+		return workflows.KindTLS
 	default:
-		return KindNetwork
+		return workflows.KindNetwork
+	}
+}
+
+// countersOf is what the Deliver activity reports of the endpoint's counters.
+func countersOf(c store.Counters) workflows.EndpointCounters {
+	return workflows.EndpointCounters{
+		EndpointID: c.EndpointID, State: c.State, Attempts: c.Attempts, Failures: c.Failures,
+		ConsecutiveFailures: c.ConsecutiveFailures, LastSuccessAt: c.LastSuccessAt,
+	}
+}
+
+// eventGridBody is the Event Grid request body of the targets' events.
+func eventGridBody(ts []store.Target, eg *eventgrid.Settings) ([]byte, error) {
+	evs := make([]eventgrid.Outgoing, len(ts))
+	for i, t := range ts {
+		evs[i] = outgoing(t)
+	}
+	return eventgrid.Body(evs, eg)
+}
+
+// outgoing is what Event Grid's request needs of a target's event.
+func outgoing(t store.Target) eventgrid.Outgoing {
+	return eventgrid.Outgoing{
+		ID: t.ExternalID, Type: t.EventType, Subject: t.Subject, Source: t.Source,
+		DataVersion: t.DataVersion, DataContentType: t.DataContentType, Time: t.OccurredAt,
+		Data: json.RawMessage(t.Data), Extensions: json.RawMessage(t.Extensions),
 	}
 }

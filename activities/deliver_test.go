@@ -17,6 +17,7 @@ import (
 	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -42,6 +43,7 @@ func deliveryTo(t *testing.T, st *store.Store, url string) store.Delivery {
 // TestDeliverErrorKinds: each kind of failure is named and recorded with the
 // attempt, against real servers that fail in each way.
 func TestDeliverErrorKinds(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger())
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,16 +62,16 @@ func TestDeliverErrorKinds(t *testing.T) {
 	}))
 	defer gone.Close()
 	cases := []struct{ name, url, kind string }{
-		{"timeout", slow.URL, activities.KindTimeout},
-		{"refused", "http://" + closedAddr(t), activities.KindConnectionRefused},
-		{"tls", tlsSrv.URL, activities.KindTLS},
-		{"dns", "http://no-such-host.invalid/", activities.KindDNS},
-		{"status", gone.URL, activities.KindHTTPStatus},
+		{"timeout", slow.URL, workflows.KindTimeout},
+		{"refused", "http://" + closedAddr(t), workflows.KindConnectionRefused},
+		{"tls", tlsSrv.URL, workflows.KindTLS},
+		{"dns", "http://no-such-host.invalid/", workflows.KindDNS},
+		{"status", gone.URL, workflows.KindHTTPStatus},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := deliveryTo(t, st, tc.url)
-			res, err := acts.Deliver(context.Background(), activities.DeliverInput{
+			res, err := acts.Deliver(context.Background(), workflows.DeliverInput{
 				DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +83,7 @@ func TestDeliverErrorKinds(t *testing.T) {
 			if err != nil || len(as) != 1 || as[0].ErrorKind != tc.kind || as[0].Success {
 				t.Fatalf("recorded %+v (%v)", as, err)
 			}
-			if tc.kind == activities.KindHTTPStatus {
+			if tc.kind == workflows.KindHTTPStatus {
 				assertResponseKept(t, as[0])
 			}
 		})
@@ -112,12 +114,13 @@ func closedAddr(t *testing.T) string {
 // TestDeliverRecordsOnce: the same attempt recorded twice (an activity
 // retried after a crash) counts once against the endpoint.
 func TestDeliverRecordsOnce(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger())
 	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer ok.Close()
 	d := deliveryTo(t, st, ok.URL)
-	in := activities.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}
+	in := workflows.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}
 	for i := 0; i < 2; i++ {
 		res, err := acts.Deliver(context.Background(), in)
 		if err != nil || !res.Success {
@@ -140,6 +143,7 @@ func TestDeliverRecordsOnce(t *testing.T) {
 // headers, and a receiver holding the subscription's secret can verify them
 // (computed here independently of activities.Signature).
 func TestDeliverSigned(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger())
 	got := make(chan *http.Request, 1)
@@ -155,7 +159,7 @@ func TestDeliverSigned(t *testing.T) {
 	if err != nil || !strings.HasPrefix(sub.SigningSecret, "whsec_") || len(sub.SigningSecret) < 60 {
 		t.Fatalf("subscription secret %q (%v)", sub.SigningSecret, err)
 	}
-	if _, err := acts.Deliver(context.Background(), activities.DeliverInput{
+	if _, err := acts.Deliver(context.Background(), workflows.DeliverInput{
 		DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}

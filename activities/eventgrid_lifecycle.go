@@ -10,70 +10,54 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // Event Grid's validation handshake and hookrelay's dead-letter event
 // (POLICIES.md §eventgrid).
 const (
-	ValidationEventType   = "Microsoft.EventGrid.SubscriptionValidationEvent"
 	DeadLetteredEventType = "hookrelay.deadlettered"
 	validationTimeout     = 30 * time.Second
 )
-
-// ValidateInput is the input of ValidateEventGrid.
-type ValidateInput struct {
-	SubscriptionID string
-	Code           string
-}
-
-// ValidateResult is the result of ValidateEventGrid.
-type ValidateResult struct {
-	// Validated is true when the endpoint echoed the code; false when the
-	// subscription was replaced or deleted meanwhile (nothing to do).
-	Validated bool
-}
 
 // ValidateEventGrid sends a new WebHook subscription the validation event
 // (aeg-event-type: SubscriptionValidation). When the endpoint answers
 // {"validationResponse": code} the subscription becomes active and its
 // waiting deliveries are started. Any other answer is an error, retried.
-func (a *Activities) ValidateEventGrid(ctx context.Context, in ValidateInput) (ValidateResult, error) {
+func (a *Activities) ValidateEventGrid(ctx context.Context, in workflows.ValidationInput) (workflows.ValidationResult, error) {
 	sub, err := a.Store.SubscriptionByID(ctx, in.SubscriptionID)
 	if err != nil {
-		return ValidateResult{}, err
+		return workflows.ValidationResult{}, err
 	}
-	eg := store.EventGridOf(sub.Options)
+	eg := eventgrid.Of(sub.Options)
 	if !eg.Awaiting() || eg.ValidationCode != in.Code || sub.Name == nil {
-		return ValidateResult{}, nil
+		return workflows.ValidationResult{}, nil
 	}
 	if err := a.handshake(ctx, sub, in.Code); err != nil {
-		return ValidateResult{}, err
+		return workflows.ValidationResult{}, err
 	}
-	ok, err := a.Store.SetEventGridValidation(ctx, sub.ID, in.Code, store.ValidationSucceeded)
+	ok, err := a.Store.SetEventGridValidation(ctx, sub.ID, in.Code, eventgrid.ValidationSucceeded)
 	if err != nil || !ok {
-		return ValidateResult{}, err
+		return workflows.ValidationResult{}, err
 	}
 	a.Logger.InfoContext(ctx, "subscription_validated", "subscription_id", sub.ID)
-	return ValidateResult{Validated: true}, a.startWaiting(ctx, sub.ID)
+	return workflows.ValidationResult{Validated: true}, a.startWaiting(ctx, sub.ID)
 }
 
 // handshake posts the validation event and checks the echoed code.
 func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code string) error {
 	ctx, cancel := context.WithTimeout(ctx, validationTimeout)
 	defer cancel()
-	body, _ := json.Marshal([]egEvent{{
-		ID: store.NewID("val"), Topic: defaultSource, Subject: "", EventType: ValidationEventType,
-		EventTime: time.Now().UTC(), DataVersion: "1", MetadataVersion: "1",
-		Data: json.RawMessage(fmt.Sprintf(`{"validationCode":%q,"validationUrl":""}`, code)),
-	}})
+	body := eventgrid.ValidationBody(store.NewID("val"), code, time.Now())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("activities: validation request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderEventType, "SubscriptionValidation")
-	req.Header.Set(HeaderSubscriptionName, *sub.Name)
+	req.Header.Set(eventgrid.HeaderEventType, "SubscriptionValidation")
+	req.Header.Set(eventgrid.HeaderSubscriptionName, *sub.Name)
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("activities: validation of %s: %w", sub.ID, err)
@@ -89,19 +73,13 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 	return nil
 }
 
-// FailValidationInput is the input of FailEventGridValidation.
-type FailValidationInput struct {
-	SubscriptionID string
-	Code           string
-}
-
 // FailEventGridValidation records that the handshake never succeeded and, in
 // the same transaction, drops the subscription's unstarted deliveries
 // ("subscription validation failed"). Events published later wait again
 // once a new PUT restarts the handshake; until then the sweeper drops them.
-func (a *Activities) FailEventGridValidation(ctx context.Context, in FailValidationInput) (StatusResult, error) {
-	_, err := a.Store.SetEventGridValidation(ctx, in.SubscriptionID, in.Code, store.ValidationFailed)
-	return StatusResult{}, err
+func (a *Activities) FailEventGridValidation(ctx context.Context, in workflows.ValidationInput) (workflows.StatusResult, error) {
+	_, err := a.Store.SetEventGridValidation(ctx, in.SubscriptionID, in.Code, eventgrid.ValidationFailed)
+	return workflows.StatusResult{}, err
 }
 
 // startWaiting starts the deliveries a subscription queued while it waited
@@ -153,7 +131,7 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 	if err != nil {
 		return err
 	}
-	if eg := store.EventGridOf(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || l.EventType == DeadLetteredEventType {
+	if eg := eventgrid.Of(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || l.EventType == DeadLetteredEventType {
 		return nil
 	}
 	d := deadLetteredData{DeadLetterID: l.ID, DeliveryID: l.DeliveryID, EventID: l.ExternalEventID,
@@ -164,7 +142,7 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 	data, _ := json.Marshal(d)
 	res, err := a.Store.Publish(ctx, store.Event{AccountID: l.AccountID, ExternalID: "deadletter-" + l.ID,
 		Type: DeadLetteredEventType, Subject: "/deadletters/" + l.ID, Data: data,
-		Fields: store.EventFields{Source: defaultSource + "/deadletters", DataVersion: "1"}})
+		Fields: store.EventFields{Source: eventgrid.DefaultSource + "/deadletters", DataVersion: "1"}})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 // TestHealthGatePrunes: once the gate holds gateMaxEntries endpoints, entries
 // older than gateMaxAge are dropped and recent ones kept.
 func TestHealthGatePrunes(t *testing.T) {
+	t.Parallel()
 	var g healthGate
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < gateMaxEntries; i++ {

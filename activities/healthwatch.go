@@ -6,8 +6,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookrelay/hookrelay/health"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // How often, at most, one process signals one endpoint's workflow about a
@@ -107,7 +109,7 @@ func (g *healthGate) cacheHealth(endpointID string, c cachedHealth) {
 // endpoint's health, when it means something: the result of a probe (or a
 // success while disabled), a 410 Gone, or a threshold crossed while the
 // endpoint is enabled. It never fails the attempt.
-func (a *Activities) watchHealth(ctx context.Context, in DeliverInput, rec store.Attempt, c store.Counters) {
+func (a *Activities) watchHealth(ctx context.Context, in workflows.DeliverInput, rec store.Attempt, c store.Counters) {
 	if a.Temporal == nil {
 		return
 	}
@@ -117,14 +119,11 @@ func (a *Activities) watchHealth(ctx context.Context, in DeliverInput, rec store
 	}
 	// Only threshold crossings are rate-limited: a probe's result and a 410
 	// are each signalled, and a slot is taken only by a signal that went.
-	limited := name == SignalEvaluate
+	limited := name == workflows.SignalEvaluate
 	if limited && !a.health.due(&a.health.signalled, c.EndpointID, time.Now(), signalEvery) {
 		return
 	}
-	start := EndpointInput{EndpointID: c.EndpointID, Health: in.Health}
-	_, err := a.Temporal.SignalWithStartWorkflow(ctx, EndpointWorkflowID(c.EndpointID), name, arg,
-		EndpointOptions(c.EndpointID), EndpointWorkflowType, start)
-	if err != nil {
+	if err := a.endpoints().Signal(ctx, c.EndpointID, name, arg, in.Health); err != nil {
 		a.Logger.ErrorContext(ctx, "endpoint_signal_failed", "endpoint_id", c.EndpointID, "signal", name, "error", err)
 		return
 	}
@@ -136,20 +135,20 @@ func (a *Activities) watchHealth(ctx context.Context, in DeliverInput, rec store
 }
 
 // healthSignal picks the signal (and its payload) this attempt calls for, or "".
-func (a *Activities) healthSignal(ctx context.Context, in DeliverInput, rec store.Attempt, c store.Counters) (string, any) {
+func (a *Activities) healthSignal(ctx context.Context, in workflows.DeliverInput, rec store.Attempt, c store.Counters) (string, any) {
 	switch {
 	case in.Probe || (rec.Success && c.State == policies.StateDisabled):
-		return SignalProbeResult, ProbeResult{DeliveryID: in.DeliveryID, Success: rec.Success, StatusCode: rec.StatusCode, Health: in.Health}
+		return workflows.SignalProbeResult, workflows.ProbeResult{DeliveryID: in.DeliveryID, Success: rec.Success, StatusCode: rec.StatusCode, Health: in.Health}
 	case c.State != policies.StateEnabled || rec.Success:
 		return "", nil
 	}
 	h := a.effectiveHealth(ctx, c.EndpointID, in.Health)
-	sig := HealthSignal{Health: in.Health, DeliveryID: in.DeliveryID, StatusCode: rec.StatusCode}
+	sig := workflows.HealthSignal{Health: in.Health, DeliveryID: in.DeliveryID, StatusCode: rec.StatusCode}
 	if rec.StatusCode == http.StatusGone && h.DisableOnGone {
-		return SignalGone, sig
+		return workflows.SignalGone, sig
 	}
 	if a.crossed(ctx, h, c) {
-		return SignalEvaluate, sig
+		return workflows.SignalEvaluate, sig
 	}
 	return "", nil
 }
@@ -167,11 +166,11 @@ func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Cou
 	if st, _ := h.Decide(s); st != c.State {
 		return true
 	}
-	if h.DisableFailureRate <= 0 || c.Attempts <= int64(h.DisableMinAttempts) ||
+	if !h.RateRuleApplies(c.Attempts) ||
 		!a.health.allow(&a.health.summed, c.EndpointID, now, windowEvery) {
 		return false
 	}
-	res, err := a.healthCounts(ctx, c.EndpointID, h, now)
+	res, err := a.endpoints().Snapshot(ctx, c.EndpointID, h)
 	if err != nil {
 		a.Logger.ErrorContext(ctx, "endpoint_window_failed", "endpoint_id", c.EndpointID, "error", err)
 		return false
@@ -195,7 +194,7 @@ func (a *Activities) effectiveHealth(ctx context.Context, endpointID string, h p
 		cached = cachedHealth{raw: e.Health, at: now}
 		a.health.cacheHealth(endpointID, cached)
 	}
-	eff, err := endpointHealth(h, cached.raw)
+	eff, err := health.Effective(h, cached.raw)
 	if err != nil {
 		return h
 	}

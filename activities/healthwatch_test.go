@@ -15,6 +15,7 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // brokenClient is a client of the real dev server whose namespace does not
@@ -34,7 +35,7 @@ func brokenClient(t *testing.T) client.Client {
 // signalsTo counts the signals named name in the endpoint workflow's history.
 func signalsTo(t *testing.T, c client.Client, endpointID, name string) int {
 	t.Helper()
-	it := c.GetWorkflowHistory(context.Background(), activities.EndpointWorkflowID(endpointID), "", false,
+	it := c.GetWorkflowHistory(context.Background(), workflows.EndpointWorkflowID(endpointID), "", false,
 		enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	n := 0
 	for it.HasNext() {
@@ -52,7 +53,7 @@ func signalsTo(t *testing.T, c client.Client, endpointID, name string) int {
 // attempt makes attempt n of d with the workfront circuit breaker.
 func attempt(t *testing.T, acts *activities.Activities, d store.Delivery, n int) {
 	t.Helper()
-	_, err := acts.Deliver(context.Background(), activities.DeliverInput{DeliveryID: d.ID, Attempt: n,
+	_, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, Attempt: n,
 		ScheduledAt: time.Now(), Timeout: 5 * time.Second, Health: policies.WorkfrontHealth})
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +64,7 @@ func attempt(t *testing.T, acts *activities.Activities, d store.Delivery, n int)
 // failed does not keep the next attempt (within the 5 s rate limit) from
 // signalling it.
 func TestHealthSignalSlotTakenOnlyWhenSent(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
@@ -78,7 +80,7 @@ func TestHealthSignalSlotTakenOnlyWhenSent(t *testing.T) {
 	good := testenv.Client(t)
 	acts.Temporal = good
 	attempt(t, acts, d, 1)
-	if n := signalsTo(t, good, d.EndpointID, activities.SignalEvaluate); n != 1 {
+	if n := signalsTo(t, good, d.EndpointID, workflows.SignalEvaluate); n != 1 {
 		t.Fatalf("%d evaluate signals, want 1", n)
 	}
 }
@@ -86,6 +88,7 @@ func TestHealthSignalSlotTakenOnlyWhenSent(t *testing.T) {
 // TestHealthSignalGoneNotRateLimited: every 410 is signalled, however soon
 // after the last signal.
 func TestHealthSignalGoneNotRateLimited(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusGone)
@@ -96,7 +99,7 @@ func TestHealthSignalGoneNotRateLimited(t *testing.T) {
 	acts.Temporal = testenv.Client(t)
 	attempt(t, acts, d, 0)
 	attempt(t, acts, d, 1)
-	if n := signalsTo(t, acts.Temporal, d.EndpointID, activities.SignalGone); n != 2 {
+	if n := signalsTo(t, acts.Temporal, d.EndpointID, workflows.SignalGone); n != 2 {
 		t.Fatalf("%d gone signals, want 2", n)
 	}
 }

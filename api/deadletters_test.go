@@ -17,6 +17,7 @@ import (
 // fresh delivery linked to the dead one that reaches the receiver; a finished
 // delivery can be retried now. Real Temporal, PostgreSQL and receiver.
 func TestDeadLettersListRedriveRetry(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	c := testenvClient(t)
 	e := testAPI(t, st, c)

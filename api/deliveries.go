@@ -32,7 +32,7 @@ func (s *Server) retryDelivery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if d.Status == store.StatusQueued {
+	if d.Status == policies.StatusQueued {
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: "delivery " + d.ID +
 			" is queued (still pullable); redeliver it with PUT /notifications/subscriptions/deliveries?where=id='" + d.ID + "'"}
 	}

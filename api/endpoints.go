@@ -8,10 +8,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/health"
 	"github.com/hookrelay/hookrelay/policies"
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // registerEndpoints adds the endpoint health routes (POLICIES.md §workfront
@@ -20,7 +20,7 @@ import (
 func (s *Server) registerEndpoints(g *echo.Group) {
 	g.GET("/endpoints/:id", s.getEndpoint)
 	g.PUT("/endpoints/:id/health", s.setEndpointHealth)
-	for _, name := range []string{activities.SignalUnfreeze, activities.SignalDisable, activities.SignalEnable} {
+	for _, name := range []string{workflows.SignalUnfreeze, workflows.SignalDisable, workflows.SignalEnable} {
 		g.POST("/endpoints/:id/"+name, s.endpointSignal(name))
 	}
 }
@@ -45,8 +45,8 @@ func (s *Server) getEndpoint(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h := activities.Activities{Store: s.Store}
-	snap, err := h.EndpointSnapshot(ctx, activities.SnapshotInput{EndpointID: e.ID, Health: s.endpointPolicyHealth(ctx, e.ID)})
+	svc := s.endpoints()
+	snap, err := svc.Snapshot(ctx, e.ID, svc.PolicyHealth(ctx, e.ID))
 	if err != nil {
 		return err
 	}
@@ -60,20 +60,6 @@ func (s *Server) getEndpoint(c echo.Context) error {
 	}})
 }
 
-// endpointPolicyHealth is the circuit breaker of the endpoint's oldest
-// subscription's policy, or the default one.
-func (s *Server) endpointPolicyHealth(ctx context.Context, endpointID string) policies.Health {
-	sub, err := s.Store.EndpointSubscription(ctx, endpointID)
-	if err != nil {
-		return policies.WorkfrontHealth
-	}
-	p, err := starter.PolicyOf(sub)
-	if err != nil {
-		return policies.WorkfrontHealth
-	}
-	return p.Health
-}
-
 // endpointSignal sends an operator's signal to the endpoint's workflow,
 // starting it if needed. Unfreeze answers 409 unless the endpoint is frozen.
 func (s *Server) endpointSignal(name string) echo.HandlerFunc {
@@ -83,10 +69,10 @@ func (s *Server) endpointSignal(name string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if name == activities.SignalUnfreeze && e.State != policies.StateFrozen {
+		if name == workflows.SignalUnfreeze && e.State != policies.StateFrozen {
 			return &Error{Status: http.StatusConflict, Code: "conflict", Message: "endpoint " + e.ID + " is " + e.State + ", not frozen"}
 		}
-		var sig activities.OperatorSignal
+		var sig workflows.OperatorSignal
 		if c.Request().ContentLength != 0 {
 			if err := decode(c, &sig); err != nil {
 				return err
@@ -96,16 +82,27 @@ func (s *Server) endpointSignal(name string) echo.HandlerFunc {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, map[string]string{
-			"endpoint_id": e.ID, "signal": name, "workflow_id": activities.EndpointWorkflowID(e.ID), "state": e.State,
+			"endpoint_id": e.ID, "signal": name, "workflow_id": workflows.EndpointWorkflowID(e.ID), "state": e.State,
 		})
 	}
 }
 
 func (s *Server) signalEndpoint(ctx context.Context, endpointID, name string, arg any) error {
-	start := activities.EndpointInput{EndpointID: endpointID, Health: s.endpointPolicyHealth(ctx, endpointID)}
-	_, err := s.Temporal.SignalWithStartWorkflow(ctx, activities.EndpointWorkflowID(endpointID), name, arg,
-		activities.EndpointOptions(endpointID), activities.EndpointWorkflowType, start)
-	return err
+	svc := s.endpoints()
+	return svc.Signal(ctx, endpointID, name, arg, svc.PolicyHealth(ctx, endpointID))
+}
+
+// queues are the task queues the API starts workflows on.
+func (s *Server) queues() workflows.Queues {
+	if s.Starter == nil {
+		return workflows.DefaultQueues()
+	}
+	return s.Starter.Queues.OrDefault()
+}
+
+// endpoints is the endpoint health service the API shares with the activities.
+func (s *Server) endpoints() *health.Service {
+	return &health.Service{Store: s.Store, Temporal: s.Temporal, Queues: s.queues()}
 }
 
 // setEndpointHealth stores the endpoint's own thresholds (a health object as
@@ -131,7 +128,7 @@ func (s *Server) setEndpointHealth(c echo.Context) error {
 	if err := s.Store.SetEndpointHealth(ctx, account(c), e.ID, raw); err != nil {
 		return err
 	}
-	if err := s.signalEndpoint(ctx, e.ID, activities.SignalEvaluate, activities.HealthSignal{}); err != nil {
+	if err := s.signalEndpoint(ctx, e.ID, workflows.SignalEvaluate, workflows.HealthSignal{}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"endpoint_id": e.ID, "health": o})

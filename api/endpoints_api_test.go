@@ -12,8 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/sdk/client"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // callAs is call with an Authorization header ("" sends none); it also
@@ -45,7 +45,7 @@ func endpointOf(t *testing.T, e *echo.Echo, c client.Client, auth, url string) s
 		t.Fatalf("subscribe: %d %s", code, raw)
 	}
 	t.Cleanup(func() {
-		_ = c.TerminateWorkflow(context.Background(), activities.EndpointWorkflowID(id), "", "test ended")
+		_ = c.TerminateWorkflow(context.Background(), workflows.EndpointWorkflowID(id), "", "test ended")
 	})
 	return id
 }
@@ -76,6 +76,7 @@ func waitState(t *testing.T, e *echo.Echo, id, state string, n int) map[string]a
 // operator's disable (with its reason) and enable through the real endpoint
 // workflow, and unfreeze refused on an endpoint that is not frozen.
 func TestEndpointOperatorRoutes(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	runWorker(t, st, c)
@@ -129,6 +130,7 @@ func TestEndpointOperatorRoutes(t *testing.T) {
 // the field that changes nothing; unknown ids are 404; another account never
 // sees, signals or changes this account's endpoint.
 func TestEndpointHealthAndIsolation(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	runWorker(t, st, c)

@@ -11,6 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -48,12 +49,12 @@ func (s *Server) putEventGridSubscription(c echo.Context) error {
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	prev := store.EventGridOf(existing.Options)
+	prev := eventgrid.Of(existing.Options)
 	mode, err := eventGridMode(c.QueryParam("mode"), prev)
 	if err != nil {
 		return err
 	}
-	var req EventGridSubscription
+	var req eventgrid.Subscription
 	body, err := readBody(c)
 	if err != nil {
 		return err
@@ -61,12 +62,12 @@ func (s *Server) putEventGridSubscription(c echo.Context) error {
 	if err := decodeVendor(body, &req); err != nil {
 		return err
 	}
-	sp, err := req.spec(mode)
+	sp, err := req.Spec(mode, validateURL)
 	if err != nil {
 		return err
 	}
-	startHandshake := sp.decideValidation(prev, existing.URL)
-	sub := sp.subscription(account(c), name)
+	startHandshake := sp.DecideValidation(prev, existing.URL, store.NewID("code"))
+	sub := subscriptionOf(sp, account(c), name)
 	created, err := s.Store.PutSubscriptionByName(ctx, &sub)
 	if err != nil {
 		return err
@@ -81,53 +82,32 @@ func (s *Server) putEventGridSubscription(c echo.Context) error {
 
 // eventGridMode is the ?mode= parameter: cloud (the default) or edge; absent
 // on a replace, it keeps the subscription's mode.
-func eventGridMode(q string, prev *store.EventGridSettings) (string, error) {
+func eventGridMode(q string, prev *eventgrid.Settings) (string, error) {
 	switch q {
 	case "":
 		if prev != nil && prev.Mode != "" {
 			return prev.Mode, nil
 		}
-		return store.EventGridCloud, nil
-	case store.EventGridCloud, store.EventGridEdge:
+		return eventgrid.ModeCloud, nil
+	case eventgrid.ModeCloud, eventgrid.ModeEdge:
 		return q, nil
 	}
 	return "", invalid("mode", `mode must be "cloud" or "edge", got %q`, q)
 }
 
-// decideValidation sets the validation state and reports whether a
-// handshake must be started: edge and pre-validated subscriptions need none;
-// a replace with the same URL keeps the state it had, and (re)starts the
-// handshake with the same code while it is pending, in case the first start
-// failed ("PUT it again").
-func (sp *egSpec) decideValidation(prev *store.EventGridSettings, prevURL string) bool {
-	switch {
-	case sp.settings.Mode == store.EventGridEdge:
-		sp.settings.Validation = store.ValidationNone
-	case sp.preValid:
-		sp.settings.Validation = store.ValidationPreValidated
-	case prev != nil && prevURL == sp.url && prev.Validation != store.ValidationNone && prev.Validation != store.ValidationFailed:
-		sp.settings.Validation, sp.settings.ValidationCode = prev.Validation, prev.ValidationCode
-		return prev.Validation == store.ValidationPending
-	default:
-		sp.settings.Validation, sp.settings.ValidationCode = store.ValidationPending, store.NewID("code")
-		return true
-	}
-	return false
-}
-
-func (sp *egSpec) subscription(account, name string) store.Subscription {
-	overrides, _ := json.Marshal(sp.overrides)
+func subscriptionOf(sp eventgrid.Spec, account, name string) store.Subscription {
+	overrides, _ := json.Marshal(sp.Overrides)
 	return store.Subscription{
-		AccountID: account, Name: &name, URL: sp.url, EventTypes: sp.eventTypes,
-		Policy: sp.policy, RetryPolicy: overrides, Active: true, Options: store.EventGridOptions(sp.settings),
+		AccountID: account, Name: &name, URL: sp.URL, EventTypes: sp.EventTypes,
+		Policy: sp.Policy, RetryPolicy: overrides, Active: true, Options: eventgrid.Options(sp.Settings),
 	}
 }
 
 // afterPut starts the handshake, or the deliveries a subscription that no
 // longer waits for one had queued. Failures are logged: the subscription is
 // stored, a new PUT tries again.
-func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *store.EventGridSettings, handshake bool) {
-	eg := store.EventGridOf(sub.Options)
+func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *eventgrid.Settings, handshake bool) {
+	eg := eventgrid.Of(sub.Options)
 	if handshake {
 		s.startValidation(ctx, sub.ID, eg.ValidationCode)
 		return
@@ -148,7 +128,7 @@ func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *sto
 // terminated, say) is run again: the handshake does nothing once settled.
 func (s *Server) startValidation(ctx context.Context, subID, code string) {
 	in := workflows.ValidationInput{SubscriptionID: subID, Code: code}
-	opts := workflows.ValidationStartOptions(in)
+	opts := workflows.ValidationStartOptions(s.queues(), in)
 	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	_, err := s.Temporal.ExecuteWorkflow(ctx, opts, workflows.EventGridValidation, in)
 	var running *serviceerror.WorkflowExecutionAlreadyStarted
@@ -162,7 +142,7 @@ func (s *Server) getEventGridSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if store.EventGridOf(sub.Options) == nil {
+	if eventgrid.Of(sub.Options) == nil {
 		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not an Event Grid subscription"}
 	}
 	return c.JSON(http.StatusOK, s.eventGridView(sub))
@@ -174,7 +154,7 @@ func (s *Server) deleteEventGridSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if store.EventGridOf(sub.Options) == nil {
+	if eventgrid.Of(sub.Options) == nil {
 		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "not an Event Grid subscription"}
 	}
 	if err := s.Store.DeleteSubscriptionByName(ctx, account(c), c.Param("name")); err != nil {
@@ -190,7 +170,7 @@ func (s *Server) listEventGridSubscriptions(c echo.Context) error {
 	}
 	out := []EventGridView{}
 	for _, sub := range subs {
-		if store.EventGridOf(sub.Options) != nil {
+		if eventgrid.Of(sub.Options) != nil {
 			out = append(out, s.eventGridView(sub))
 		}
 	}
@@ -200,7 +180,7 @@ func (s *Server) listEventGridSubscriptions(c echo.Context) error {
 // eventGridView shows sub as Event Grid does, plus "hookrelay": the id,
 // mode, policy and the effective limits (with the IoT Edge defaults).
 func (s *Server) eventGridView(sub store.Subscription) EventGridView {
-	eg := store.EventGridOf(sub.Options)
+	eg := eventgrid.Of(sub.Options)
 	props := map[string]any{}
 	_ = json.Unmarshal(eg.Request, &props)
 	props["provisioningState"] = provisioningState(eg.Validation)
@@ -220,9 +200,9 @@ func (s *Server) eventGridView(sub store.Subscription) EventGridView {
 
 func provisioningState(validation string) string {
 	switch validation {
-	case store.ValidationPending:
+	case eventgrid.ValidationPending:
 		return "AwaitingManualAction"
-	case store.ValidationFailed:
+	case eventgrid.ValidationFailed:
 		return "Failed"
 	}
 	return "Succeeded"

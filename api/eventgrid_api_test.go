@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -68,6 +69,7 @@ func jpath(v any, keys ...string) any {
 }
 
 func TestEventGridSubscriptionLifecycle(t *testing.T) {
+	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
 	const base = "/eventgrid/subscriptions/"
 	limits := `,"filter":{"includedEventTypes":["order.created"]},"retryPolicy":{"maxDeliveryAttempts":10,"eventTimeToLiveInMinutes":120}`
@@ -97,7 +99,7 @@ func TestEventGridSubscriptionLifecycle(t *testing.T) {
 	for i, q := range []string{"?mode=edge", ""} {
 		code, edge := call(t, e, http.MethodPut, base+"edge-orders"+q, egSub("https://c.example/hook", ""))
 		if code != []int{http.StatusCreated, http.StatusOK}[i] || hr(edge, "mode") != "edge" ||
-			hr(edge, "policy") != "eventgrid-edge" || hr(edge, "validation") != store.ValidationNone {
+			hr(edge, "policy") != "eventgrid-edge" || hr(edge, "validation") != eventgrid.ValidationNone {
 			t.Fatalf("edge put %d: %d %v", i, code, edge)
 		}
 	}
@@ -135,6 +137,7 @@ func TestEventGridSubscriptionLifecycle(t *testing.T) {
 }
 
 func TestEventGridSubscriptionBadInput(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	const u = "https://a.example/hook"
@@ -186,6 +189,7 @@ func TestEventGridSubscriptionBadInput(t *testing.T) {
 }
 
 func TestEventGridPublishBadInput(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	const (

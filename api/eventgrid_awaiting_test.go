@@ -8,7 +8,10 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -20,8 +23,8 @@ func validationID(t *testing.T, st *store.Store, c client.Client, name string) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := workflows.ValidationInput{SubscriptionID: sub.ID, Code: store.EventGridOf(sub.Options).ValidationCode}
-	id := workflows.ValidationStartOptions(in).ID
+	in := workflows.ValidationInput{SubscriptionID: sub.ID, Code: eventgrid.Of(sub.Options).ValidationCode}
+	id := workflows.ValidationStartOptions(testenv.Queues(t), in).ID
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), id, "", "test ended") })
 	return id
 }
@@ -29,6 +32,7 @@ func validationID(t *testing.T, st *store.Store, c client.Client, name string) s
 // TestEventGridDeleteBeforeValidationDrops: deleting a subscription that
 // still awaits its handshake drops the events it was holding.
 func TestEventGridDeleteBeforeValidationDrops(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	if code, sub := call(t, e, http.MethodPut, "/eventgrid/subscriptions/doomed", cloudSub("http://127.0.0.1:1/hook")); code != http.StatusCreated {
@@ -43,7 +47,7 @@ func TestEventGridDeleteBeforeValidationDrops(t *testing.T) {
 	}
 	_, ev := call(t, e, http.MethodGet, "/v1/events/before-validation", "")
 	ds, _ := ev["deliveries"].([]any)
-	if len(ds) != 1 || jpath(ds[0], "status") != store.StatusDropped ||
+	if len(ds) != 1 || jpath(ds[0], "status") != string(policies.StatusDropped) ||
 		jpath(ds[0], "final_reason") != store.ReasonDeletedBeforeValidation {
 		t.Fatalf("the held event after the delete: %v", ev)
 	}
@@ -54,6 +58,7 @@ func TestEventGridDeleteBeforeValidationDrops(t *testing.T) {
 // first one is gone (here terminated, as a start that never happened),
 // with the same code; a handshake still running is left alone.
 func TestEventGridRePutRestartsPendingValidation(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	body := cloudSub("http://127.0.0.1:1/hook")
@@ -76,7 +81,7 @@ func TestEventGridRePutRestartsPendingValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	if code, sub := call(t, e, http.MethodPut, "/eventgrid/subscriptions/retry", body); code != http.StatusOK ||
-		jpath(sub, "properties", "hookrelay", "validation") != store.ValidationPending {
+		jpath(sub, "properties", "hookrelay", "validation") != eventgrid.ValidationPending {
 		t.Fatalf("re-put: %d %v", code, sub)
 	}
 	if validationID(t, st, c, "retry") != id {

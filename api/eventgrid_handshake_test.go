@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -87,13 +89,14 @@ const handshakeEvent = `[{"id":"before-validation","eventType":"order.created","
 // the handshake; an event published meanwhile is kept and delivered as soon
 // as the receiver echoes the code.
 func TestEventGridHandshakeDeliversPending(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	v := newValidator(t, true)
 	runWorker(t, st, c)
 	code, sub := call(t, e, http.MethodPut, "/eventgrid/subscriptions/orders", cloudSub(v.URL+"/hook"))
 	if code != http.StatusCreated || jpath(sub, "properties", "provisioningState") != "AwaitingManualAction" ||
-		jpath(sub, "properties", "hookrelay", "validation") != store.ValidationPending {
+		jpath(sub, "properties", "hookrelay", "validation") != eventgrid.ValidationPending {
 		t.Fatalf("create: %d %v", code, sub)
 	}
 	// The handshake is held at the gate: the subscription is still pending.
@@ -109,7 +112,7 @@ func TestEventGridHandshakeDeliversPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if codes, notified := v.seen(); codes[0] != store.EventGridOf(stored.Options).ValidationCode || len(notified) != 0 {
+	if codes, notified := v.seen(); codes[0] != eventgrid.Of(stored.Options).ValidationCode || len(notified) != 0 {
 		t.Fatalf("validation codes %v (stored %s), notifications %q before validation", codes, stored.Options, notified)
 	}
 	v.openGate()
@@ -137,6 +140,7 @@ func TestEventGridHandshakeDeliversPending(t *testing.T) {
 // (The handshake's 6 tries over ~5 minutes are fixed in
 // workflows.EventGridValidation, so Failed is not waited for here.)
 func TestEventGridHandshakeWithoutEcho(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
 	v := newValidator(t, false)
@@ -149,9 +153,9 @@ func TestEventGridHandshakeWithoutEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := workflows.ValidationInput{SubscriptionID: stored.ID, Code: store.EventGridOf(stored.Options).ValidationCode}
+	in := workflows.ValidationInput{SubscriptionID: stored.ID, Code: eventgrid.Of(stored.Options).ValidationCode}
 	t.Cleanup(func() {
-		_ = c.TerminateWorkflow(context.Background(), workflows.ValidationStartOptions(in).ID, "", "test ended")
+		_ = c.TerminateWorkflow(context.Background(), workflows.ValidationStartOptions(testenv.Queues(t), in).ID, "", "test ended")
 	})
 	if code, pub := call(t, e, http.MethodPost, "/eventgrid/events", handshakeEvent); code != http.StatusOK {
 		t.Fatalf("publish: %d %v", code, pub)
@@ -160,7 +164,7 @@ func TestEventGridHandshakeWithoutEcho(t *testing.T) {
 	waitFor(t, "a second validation request", 90*time.Second, func() bool { codes, _ := v.seen(); return len(codes) >= 2 })
 	_, got := call(t, e, http.MethodGet, "/eventgrid/subscriptions/silent", "")
 	if jpath(got, "properties", "provisioningState") != "AwaitingManualAction" ||
-		jpath(got, "properties", "hookrelay", "validation") != store.ValidationPending {
+		jpath(got, "properties", "hookrelay", "validation") != eventgrid.ValidationPending {
 		t.Fatalf("after a non-echo answer: %v", got)
 	}
 	codes, notified := v.seen()

@@ -14,6 +14,7 @@ import (
 // an invalid URL or an unknown policy get a 400 in the one error shape, naming
 // the field, and store nothing.
 func TestBadInputStoresNothing(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	cases := []struct {
@@ -63,6 +64,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 
 // TestNotFoundShape: unknown ids get a 404 in the same shape.
 func TestNotFoundShape(t *testing.T) {
+	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
 	for _, path := range []string{"/v1/events/nope", "/v1/subscriptions/nope", "/v1/deliveries/nope", "/v1/dead-letters/nope", "/v1/policies/nope"} {
 		code, body := call(t, e, http.MethodGet, path, "")
@@ -78,6 +80,7 @@ func TestNotFoundShape(t *testing.T) {
 // the event, the attempt is recorded, and publishing the same id again
 // delivers nothing new.
 func TestPublishDelivers(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	c := testenvClient(t)
 	e := testAPI(t, st, c)
@@ -130,6 +133,7 @@ func assertWorkflowDone(t *testing.T, c client.Client, id string) {
 
 // TestReadyz: ready only when PostgreSQL and Temporal both answer.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, testenvClient(t))
 	if code, body := call(t, e, http.MethodGet, "/readyz", ""); code != http.StatusOK {

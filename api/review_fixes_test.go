@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/where"
 )
@@ -29,6 +30,7 @@ func publishOne(t *testing.T, st *store.Store, id, typ string) []store.Delivery 
 // subscription's URL, a delivery made before it is gated and counted against
 // the endpoint of the URL it now posts to, not the old one.
 func TestTargetFollowsSubscriptionURL(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	const path = "/eventgrid/subscriptions/moves"
@@ -64,6 +66,7 @@ func TestTargetFollowsSubscriptionURL(t *testing.T) {
 // second redrive is a 409 that creates nothing. A queued (SAP) delivery
 // cannot be retried (it stays pullable); the 409 names the SAP redeliver.
 func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	c := testenvClient(t)
 	e := testAPI(t, st, c)
@@ -72,7 +75,7 @@ func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
 	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, map[string]any{
 		"url": rcv.URL, "event_types": []string{"once.test"}}))
 	ds := publishOne(t, st, "once-1", "once.test")
-	dlID, err := st.FinishDelivery(t.Context(), store.Finish{DeliveryID: ds[0].ID, Status: store.StatusDeadLettered,
+	dlID, err := st.FinishDelivery(t.Context(), store.Finish{DeliveryID: ds[0].ID, Status: policies.StatusDeadLettered,
 		Reason: "test", LastStatus: 500})
 	if err != nil || dlID == "" {
 		t.Fatalf("dead letter: %q %v", dlID, err)
@@ -95,7 +98,7 @@ func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := publishOne(t, st, "once-2", "once.test")[0]
-	if queued.Status != store.StatusQueued {
+	if queued.Status != policies.StatusQueued {
 		t.Fatalf("delivery to an inactive subscription: %s", queued.Status)
 	}
 	code, body = call(t, e, http.MethodPost, "/v1/deliveries/"+queued.ID+"/retry", "")
@@ -111,6 +114,7 @@ func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
 // TestReadyzHidesErrors: a failed check reads "unavailable", with no error
 // text (addresses, driver messages) in the unauthenticated answer.
 func TestReadyzHidesErrors(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -133,6 +137,7 @@ func TestReadyzHidesErrors(t *testing.T) {
 // whether Echo's BodyLimit refuses it by its Content-Length or it is read
 // (no Content-Length) and runs over.
 func TestOversizedBodyOneCode(t *testing.T) {
+	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
 	big := `{"url":"https://a.example/hook","event_types":["` + strings.Repeat("x", MaxBodyBytes) + `"]}`
 	for _, length := range []int64{int64(len(big)), -1} {
@@ -150,6 +155,7 @@ func TestOversizedBodyOneCode(t *testing.T) {
 // TestSigningSecretNotListed: the secret is in the creation's answer and in
 // GET /v1/subscriptions/{id}, not in the list.
 func TestSigningSecretNotListed(t *testing.T) {
+	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
 	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", `{"url":"https://a.example/hook","event_types":["*"]}`)
 	secret, _ := sub["signing_secret"].(string)
@@ -174,6 +180,7 @@ func TestSigningSecretNotListed(t *testing.T) {
 // queued delivery on the subscription Redeliver reactivated. The publish is
 // played by a transaction held open across Redeliver.
 func TestRedeliverCatchesRacingPublish(t *testing.T) {
+	t.Parallel()
 	st := testenvStore(t)
 	e := testAPI(t, st, nil)
 	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", `{"url":"https://a.example/hook","event_types":["*"]}`)
@@ -219,7 +226,7 @@ func TestRedeliverCatchesRacingPublish(t *testing.T) {
 	if err := st.DB().Get(&queued, `SELECT count(*) FROM deliveries WHERE status = 'queued'`); err != nil {
 		t.Fatal(err)
 	}
-	if queued != 0 || first.Status != store.StatusQueued {
+	if queued != 0 || first.Status != policies.StatusQueued {
 		t.Fatalf("%d deliveries left queued on the reactivated subscription", queued)
 	}
 }

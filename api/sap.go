@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/where"
 )
@@ -39,14 +40,14 @@ func (s *Server) registerSAP(e *echo.Echo) {
 // SAPDelivery is a delivery as the pull query returns it; its fields are the
 // ones the where clause names (config.url, subscription.id, event.type...).
 type SAPDelivery struct {
-	ID           string    `json:"id"`
-	Status       string    `json:"status"`
-	Channel      string    `json:"channel"`
-	Config       SAPConfig `json:"config"`
-	Subscription SAPRef    `json:"subscription"`
-	Attempts     int       `json:"attempts"`
-	CreatedDate  time.Time `json:"createdDate"`
-	Event        SAPEvent  `json:"event"`
+	ID           string          `json:"id"`
+	Status       policies.Status `json:"status"`
+	Channel      string          `json:"channel"`
+	Config       SAPConfig       `json:"config"`
+	Subscription SAPRef          `json:"subscription"`
+	Attempts     int             `json:"attempts"`
+	CreatedDate  time.Time       `json:"createdDate"`
+	Event        SAPEvent        `json:"event"`
 }
 
 // SAPConfig is a delivery's channel configuration: the webhook URL.

@@ -28,6 +28,7 @@ func twoQueuedAccounts(t *testing.T, h *sapHarness) (a, b sapAccount, da, db sto
 }
 
 func TestAccountsIsolated(t *testing.T) {
+	t.Parallel()
 	h := newSAPHarness(t, testenv.Store(t), nil)
 	a, b, da, db := twoQueuedAccounts(t, h)
 	wrongOrg := "User " + a.User + ", Organization " + b.Org
@@ -101,6 +102,7 @@ func deliveryRows(t *testing.T, st *store.Store) []string {
 }
 
 func TestWhereInjectionIsRejected(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	h := newSAPHarness(t, st, nil)
 	a, _, da, _ := twoQueuedAccounts(t, h)

@@ -12,22 +12,24 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
 func TestQueueModeQueuesAtOnce(t *testing.T) {
+	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
 	h := newSAPHarness(t, st, c)
 	a := h.newAccount("queuer")
 	h.setMode(a, "queue")
 	subID := h.subscribe(a, "https://receiver.example/hook", "order.created", "sap", "")
 	ds := h.publish(a, "evt-1", "order.created", `{"n":1}`)
-	if len(ds) != 1 || ds[0].Status != store.StatusQueued {
+	if len(ds) != 1 || ds[0].Status != policies.StatusQueued {
 		t.Fatalf("deliveries %+v, want one queued", ds)
 	}
 	d, err := st.GetDelivery(t.Context(), a.ID, ds[0].ID)
-	if err != nil || d.Status != store.StatusQueued || !d.Started || d.Attempts != 0 {
+	if err != nil || d.Status != policies.StatusQueued || !d.Started || d.Attempts != 0 {
 		t.Fatalf("delivery row %+v (%v): want queued, no attempt", d, err)
 	}
 	// Not pushed: no workflow was ever started for it.
@@ -119,6 +121,7 @@ func (f *queueFixture) keys(ds []SAPDelivery) []string {
 }
 
 func TestPullFiltersByEachField(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	all := f.h.pull(f.a.Auth, "channel='webhook'")
 	ts := func(i int) string { return f.times[i].Format(time.RFC3339) }
@@ -160,6 +163,7 @@ func TestPullFiltersByEachField(t *testing.T) {
 }
 
 func TestPullDeliveryShape(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	got := f.h.pull(f.a.Auth, "event.type='order.created' and status='queued'")
 	if len(got) != 1 {
@@ -174,6 +178,7 @@ func TestPullDeliveryShape(t *testing.T) {
 }
 
 func TestPullPages(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	want := deliveryIDs(f.h.pull(f.a.Auth, "channel='webhook'"))
 	var got []string
@@ -197,6 +202,7 @@ func TestPullPages(t *testing.T) {
 }
 
 func TestPullBadInput(t *testing.T) {
+	t.Parallel()
 	f := newQueueFixture(t)
 	cases := []struct{ path, field, says string }{
 		{"/notifications/subscriptions/deliveries", "where", "required"},

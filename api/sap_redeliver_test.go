@@ -13,32 +13,19 @@ import (
 
 	"github.com/lib/pq"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/hookrelay/hookrelay/activities"
-	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/where"
 	"github.com/hookrelay/hookrelay/worker"
-	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // sapWorker runs real workers on the three task queues, stopped when the
 // test ends.
 func sapWorker(t *testing.T, st *store.Store, c client.Client) {
 	t.Helper()
-	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
-	opts := sdkworker.Options{DisableWorkflowWorker: true}
-	deliveries := sdkworker.New(c, workflows.DeliveriesQueue, opts)
-	retries := sdkworker.New(c, workflows.RetriesQueue, opts)
-	worker.Register(main, deliveries, retries, activities.New(st, testenv.Logger()))
-	for _, w := range []sdkworker.Worker{main, deliveries, retries} {
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-	}
+	testenv.Worker(t, c, st, worker.Options{})
 }
 
 // switchReceiver answers 503 until up is set, then 200, recording the ids of
@@ -85,7 +72,7 @@ func sapWait(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (h *sapHarness) status(account, deliveryID string) string {
+func (h *sapHarness) status(account, deliveryID string) policies.Status {
 	d, err := h.st.GetDelivery(h.t.Context(), account, deliveryID)
 	if err != nil {
 		h.t.Fatal(err)
@@ -100,6 +87,7 @@ func (h *sapHarness) status(account, deliveryID string) string {
 // reach it; later events are pushed again. Another account's PUT touches none
 // of it.
 func TestRedeliverReactivatesAndDelivers(t *testing.T) {
+	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
 	sapWorker(t, st, c)
 	h := newSAPHarness(t, st, c)
@@ -108,12 +96,12 @@ func TestRedeliverReactivatesAndDelivers(t *testing.T) {
 	a, b := h.newAccount("a"), h.newAccount("b")
 	subID := h.subscribe(a, u, "order.created", "sap", `{"max_attempts":1}`)
 	first := h.publish(a, "evt-1", "order.created", `{"n":1}`)[0]
-	sapWait(t, "evt-1 queued", func() bool { return h.status(a.ID, first.ID) == store.StatusQueued })
+	sapWait(t, "evt-1 queued", func() bool { return h.status(a.ID, first.ID) == policies.StatusQueued })
 	if sub, _ := st.GetSubscription(t.Context(), a.ID, subID); sub.Active {
 		t.Fatal("subscription still active after its retries ran out")
 	}
 	second := h.publish(a, "evt-2", "order.created", `{"n":2}`)[0]
-	if second.Status != store.StatusQueued {
+	if second.Status != policies.StatusQueued {
 		t.Fatalf("later event: %+v, want queued at once", second)
 	}
 	queued := "channel='webhook' and status='queued' and config.url='" + u + "'"
@@ -127,7 +115,7 @@ func TestRedeliverReactivatesAndDelivers(t *testing.T) {
 	if res.Redelivered != 1 || len(res.ReactivatedSubscriptions) != 0 {
 		t.Fatalf("B's PUT: %+v, want its one event", res)
 	}
-	if h.status(a.ID, first.ID) != store.StatusQueued {
+	if h.status(a.ID, first.ID) != policies.StatusQueued {
 		t.Fatal("B's PUT touched A's queue")
 	}
 	r := h.do(http.MethodPut, queuePath(queued, ""), a.Auth, "")
@@ -148,7 +136,7 @@ func TestRedeliverReactivatesAndDelivers(t *testing.T) {
 	if third.Status != "pending" {
 		t.Fatalf("event after reactivation: %+v, want pending", third)
 	}
-	sapWait(t, "evt-3 delivered", func() bool { return h.status(a.ID, third.ID) == store.StatusDelivered })
+	sapWait(t, "evt-3 delivered", func() bool { return h.status(a.ID, third.ID) == policies.StatusDelivered })
 	res = RedeliverResponse{}
 	h.do(http.MethodPut, queuePath(queued, ""), a.Auth, "").json(t, &res)
 	if res.Redelivered != 0 {
@@ -164,7 +152,7 @@ func checkRedelivered(t *testing.T, h *sapHarness, a sapAccount, subID string, o
 		t.Fatal("subscription not reactivated")
 	}
 	for _, id := range fresh {
-		sapWait(t, "fresh delivery delivered", func() bool { return h.status(a.ID, id) == store.StatusDelivered })
+		sapWait(t, "fresh delivery delivered", func() bool { return h.status(a.ID, id) == policies.StatusDelivered })
 	}
 	var links []string
 	if err := h.st.DB().Select(&links, `SELECT o.status || '>' || n.id FROM deliveries o
@@ -174,7 +162,7 @@ func checkRedelivered(t *testing.T, h *sapHarness, a sapAccount, subID string, o
 	}
 	want := []string{}
 	for _, id := range fresh {
-		want = append(want, store.StatusRedelivered+">"+id)
+		want = append(want, string(policies.StatusRedelivered)+">"+id)
 	}
 	slices.Sort(links)
 	slices.Sort(want)
@@ -187,6 +175,7 @@ func checkRedelivered(t *testing.T, h *sapHarness, a sapAccount, subID string, o
 // redelivery, as a crash before the workflows were started would: the fresh
 // deliveries are stored unstarted, and the worker's sweeper delivers them.
 func TestRedeliverCrashBeforeStartIsSwept(t *testing.T) {
+	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
 	sapWorker(t, st, c)
 	h := newSAPHarness(t, st, c)
@@ -209,10 +198,10 @@ func TestRedeliverCrashBeforeStartIsSwept(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	sweeper := &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}
+	sweeper := testenv.Starter(t, c, st)
 	go sweeper.Sweep(ctx, 50*time.Millisecond, 0)
 	sapWait(t, "the swept delivery received", func() bool { return slices.Equal(recv.got(), []string{"evt-1"}) })
 	sapWait(t, "the swept delivery delivered", func() bool {
-		return h.status(a.ID, res.Deliveries[0].ID) == store.StatusDelivered
+		return h.status(a.ID, res.Deliveries[0].ID) == policies.StatusDelivered
 	})
 }

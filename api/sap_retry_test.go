@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -25,6 +26,7 @@ import (
 // is queued, the subscription deactivated, a later event queued at once, and
 // both can be pulled. The account stays in retry mode.
 func TestRetryModeExhaustsThenQueues(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	h := newSAPHarness(t, st, nil)
 	var requests atomic.Int64
@@ -63,7 +65,7 @@ func TestRetryModeExhaustsThenQueues(t *testing.T) {
 		t.Fatalf("workflow: completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
 	var res workflows.DeliveryResult
-	if err := env.GetWorkflowResult(&res); err != nil || res.Status != store.StatusQueued || res.Attempts != 6 {
+	if err := env.GetWorkflowResult(&res); err != nil || res.Status != policies.StatusQueued || res.Attempts != 6 {
 		t.Fatalf("result %+v (%v), want queued after 6 attempts", res, err)
 	}
 	if n := requests.Load(); n != 6 {
@@ -96,7 +98,7 @@ func checkDeactivatedAndQueued(t *testing.T, h *sapHarness, a sapAccount, subID,
 	t.Helper()
 	ctx := t.Context()
 	d, err := h.st.GetDelivery(ctx, a.ID, deliveryID)
-	if err != nil || d.Status != store.StatusQueued || d.FinishedAt == nil {
+	if err != nil || d.Status != policies.StatusQueued || d.FinishedAt == nil {
 		t.Fatalf("delivery %+v (%v), want queued", d, err)
 	}
 	if sub, _ := h.st.GetSubscription(ctx, a.ID, subID); sub.Active {
@@ -109,7 +111,7 @@ func checkDeactivatedAndQueued(t *testing.T, h *sapHarness, a sapAccount, subID,
 	if err != nil || len(later.Deliveries) != 1 {
 		t.Fatalf("publish later: %+v %v", later.Deliveries, err)
 	}
-	if l := later.Deliveries[0]; l.Status != store.StatusQueued || !l.Started {
+	if l := later.Deliveries[0]; l.Status != policies.StatusQueued || !l.Started {
 		t.Fatalf("later delivery %+v, want queued at once, no workflow", l)
 	}
 	got := h.pull(a.Auth, "channel='webhook' and status='queued' and subscription.id='"+subID+"'")

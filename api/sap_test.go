@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/sdk/client"
 
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -30,7 +29,7 @@ func newSAPHarness(t *testing.T, st *store.Store, c client.Client) *sapHarness {
 	t.Helper()
 	logger := testenv.Logger()
 	e := New(&Server{Store: st, Temporal: c, Logger: logger,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: logger}})
+		Starter: testenv.Starter(t, c, st)})
 	return &sapHarness{t: t, st: st, e: e}
 }
 
@@ -175,6 +174,7 @@ func deliveryIDs(ds []SAPDelivery) []string {
 }
 
 func TestAccountsCreateShowAndSettings(t *testing.T) {
+	t.Parallel()
 	h := newSAPHarness(t, testenv.Store(t), nil)
 	a := h.newAccount("acme")
 	r := h.do(http.MethodGet, "/accounts/"+a.ID, a.Auth, "")
@@ -210,6 +210,7 @@ func TestAccountsCreateShowAndSettings(t *testing.T) {
 }
 
 func TestAccountsBadInput(t *testing.T) {
+	t.Parallel()
 	h := newSAPHarness(t, testenv.Store(t), nil)
 	a := h.newAccount("acme")
 	cases := []struct {
@@ -239,6 +240,7 @@ func TestAccountsBadInput(t *testing.T) {
 }
 
 func TestParseAuthorization(t *testing.T) {
+	t.Parallel()
 	org, user, err := parseAuthorization("Organization o1 , user u1, Element e")
 	if err != nil || org != "o1" || user != "u1" {
 		t.Fatalf("got %q %q %v", org, user, err)

@@ -16,10 +16,9 @@ import (
 // the queue is not even running yet); GET /v1/backlog shows them pending and
 // unstarted. Once the queue runs, they are delivered and the backlog empties.
 func TestPublishAnswersBeforeStart(t *testing.T) {
+	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
-	logger := testenv.Logger()
-	srv := &Server{Store: st, Temporal: c, Logger: logger,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: logger}}
+	srv := &Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st)}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	e := New(srv)
 	rcv := newReceiver(t)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.temporal.io/sdk/client"
 
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/worker"
@@ -27,22 +25,13 @@ func testAPI(t *testing.T, st *store.Store, c client.Client) *echo.Echo {
 	t.Helper()
 	logger := testenv.Logger()
 	return New(&Server{Store: st, Temporal: c, Logger: logger,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: logger}})
+		Starter: testenv.Starter(t, c, st)})
 }
 
 // runWorker runs a real worker for the test's duration.
 func runWorker(t *testing.T, st *store.Store, c client.Client) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		opts := worker.Options{HTTPConcurrency: 20}
-		if err := worker.Run(ctx, c, st, testenv.Logger(), opts); err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	testenv.Worker(t, c, st, worker.Options{HTTPConcurrency: 20})
 }
 
 // call sends one request through e.ServeHTTP and decodes the JSON answer.

@@ -24,6 +24,7 @@ import (
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/worker"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // The endpoint-health load: HOOKRELAY_BENCH_RATE attempts a second for
@@ -183,7 +184,7 @@ func (r *loadResult) work(acts *activities.Activities, f fixture, jobs <-chan in
 	var lat []time.Duration
 	for k := range jobs {
 		t0 := time.Now()
-		out, err := acts.Deliver(context.Background(), activities.DeliverInput{
+		out, err := acts.Deliver(context.Background(), workflows.DeliverInput{
 			DeliveryID: f.pool[k%len(f.pool)], Attempt: k / len(f.pool), ScheduledAt: t0,
 			Timeout: 10 * time.Second, Health: f.health})
 		switch {
@@ -266,8 +267,8 @@ func runHealthLoad(b *testing.B, st *store.Store, c client.Client, cfg loadConfi
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = worker.Run(ctx, c, st, logger, worker.Options{HTTPConcurrency: 50}) })
 	defer func() { cancel(); wg.Wait() }()
-	wr, err := c.ExecuteWorkflow(ctx, activities.EndpointOptions(f.sub.EndpointID), activities.EndpointWorkflowType,
-		activities.EndpointInput{EndpointID: f.sub.EndpointID, Health: f.health, MaxSignalsPerRun: cfg.signalsPerRun})
+	wr, err := c.ExecuteWorkflow(ctx, workflows.EndpointOptions(workflows.DefaultQueues(), f.sub.EndpointID), workflows.EndpointWorkflowType,
+		workflows.EndpointInput{EndpointID: f.sub.EndpointID, Health: f.health, MaxSignalsPerRun: cfg.signalsPerRun})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -39,6 +39,9 @@ type PostgresConfig struct {
 	// BinDir holds initdb, pg_ctl and postgres. "" finds them via
 	// pg_config --bindir, then /usr/lib/postgresql/*/bin, then the PATH.
 	BinDir string
+	// Settings are server settings ("name=value", passed as -c), for
+	// example the throwaway test clusters' fsync=off.
+	Settings []string
 }
 
 // Postgres is a running cluster.
@@ -53,6 +56,7 @@ type Postgres struct {
 
 	runner   *pgRunner
 	dataDir  string
+	settings []string
 	logStart int64 // size of the log before this start, for error messages
 	started  bool  // false when an already running server was reused
 }
@@ -78,7 +82,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig, logger *slog.Logger)
 	if err := r.prepareDir(dataDir); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	p := &Postgres{runner: r, dataDir: dataDir, LogPath: filepath.Join(dataDir, "postgres.log")}
+	p := &Postgres{runner: r, dataDir: dataDir, settings: cfg.Settings, LogPath: filepath.Join(dataDir, "postgres.log")}
 	if err := p.startOrReuse(ctx, cfg.Port, logger); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
@@ -143,6 +147,9 @@ func (p *Postgres) pgctlStart(ctx context.Context) error {
 	}
 	p.logStart = logSize(p.LogPath)
 	opts := fmt.Sprintf("-h 127.0.0.1 -p %d -k %s", p.Port, shellQuote(p.dataDir))
+	for _, s := range p.settings {
+		opts += " -c " + shellQuote(s)
+	}
 	timeout := strconv.Itoa(int(pgStartTimeout.Seconds()))
 	err := p.runner.run(ctx, p.dataDir, "pg_ctl", "start", "-w", "-t", timeout,
 		"-D", p.dataDir, "-l", p.LogPath, "-o", opts)
@@ -186,7 +193,7 @@ func (p *Postgres) ready(ctx context.Context) error {
 
 // ensureDatabase creates database name unless it exists.
 func (p *Postgres) ensureDatabase(ctx context.Context, name string) error {
-	err := p.createDatabase(ctx, name)
+	err := p.createDatabase(ctx, name, "")
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) && pqErr.Code == "42P04" { // duplicate_database
 		return nil
@@ -195,13 +202,17 @@ func (p *Postgres) ensureDatabase(ctx context.Context, name string) error {
 }
 
 // createDatabase runs CREATE DATABASE over an admin connection.
-func (p *Postgres) createDatabase(ctx context.Context, name string) error {
+func (p *Postgres) createDatabase(ctx context.Context, name, template string) error {
 	db, err := sql.Open("postgres", p.databaseURL("postgres"))
 	if err != nil {
 		return fmt.Errorf("open admin connection: %w", err)
 	}
 	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)); err != nil {
+	q := "CREATE DATABASE " + pq.QuoteIdentifier(name)
+	if template != "" {
+		q += " TEMPLATE " + pq.QuoteIdentifier(template)
+	}
+	if _, err := db.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("create database %q: %w", name, err)
 	}
 	return nil
@@ -210,10 +221,17 @@ func (p *Postgres) createDatabase(ctx context.Context, name string) error {
 // CreateDatabase creates a fresh, empty database with this name (for
 // isolated tests) and returns its URL. It fails if the database exists.
 func (p *Postgres) CreateDatabase(ctx context.Context, name string) (string, error) {
+	return p.CreateDatabaseFrom(ctx, name, "")
+}
+
+// CreateDatabaseFrom creates a database with this name as a copy of
+// template ("" for an empty one) and returns its URL. Nothing may be
+// connected to template meanwhile.
+func (p *Postgres) CreateDatabaseFrom(ctx context.Context, name, template string) (string, error) {
 	if name == "" || len(name) > 63 {
 		return "", fmt.Errorf("create database: name %q must be 1 to 63 bytes", name)
 	}
-	if err := p.createDatabase(ctx, name); err != nil {
+	if err := p.createDatabase(ctx, name, template); err != nil {
 		return "", err
 	}
 	return p.databaseURL(name), nil

@@ -16,10 +16,11 @@ import (
 // release its waiting deliveries, which reaches the Batch workflows, and
 // every event is then delivered once.
 func TestEdgeBatchWaitsForDisabledEndpoint(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	c := testenv.Client(t)
 	runWorker(t, c, st)
-	h := apiServer(st, c, policies.EdgeDefaults{})
+	h := apiServer(t, st, c, policies.EdgeDefaults{})
 	recv := newReceiver(t, always(http.StatusOK))
 	sub := putSub(t, st, h, "gated", "?mode=edge", `{`+webhook(recv.URL, "")+`,
 		"filter":{"includedEventTypes":["g.evt"]},"outputBatching":{"maxEventsPerBatch":5}}`)

@@ -22,7 +22,8 @@ func runWorker(t *testing.T, c client.Client, st *store.Store) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, c, st, testenv.Logger(), worker.Options{HTTPConcurrency: 50})
+		done <- worker.Run(ctx, c, st, testenv.Logger(),
+			worker.Options{HTTPConcurrency: 50, QueuePrefix: testenv.QueuePrefix(t)})
 	}()
 	stopped := false
 	stop = func() {
@@ -79,10 +80,11 @@ func eachOnce(t *testing.T, reqs []request, prefix string, n int) {
 }
 
 func TestEdgeOutputBatching(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	c := testenv.Client(t)
 	runWorker(t, c, st)
-	h := apiServer(st, c, policies.EdgeDefaults{})
+	h := apiServer(t, st, c, policies.EdgeDefaults{})
 	batched := newReceiver(t, always(http.StatusOK))
 	single := newReceiver(t, always(http.StatusOK))
 	bsub := putSub(t, st, h, "batched", "?mode=edge", `{`+webhook(batched.URL, "")+`,

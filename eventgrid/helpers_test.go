@@ -13,7 +13,6 @@ import (
 
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/policies"
-	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 
@@ -63,10 +62,10 @@ func always(code int) func(int) int { return func(int) int { return code } }
 
 // apiServer is the real API on st; c may be nil when no test path starts a
 // workflow through it.
-func apiServer(st *store.Store, c client.Client, d policies.EdgeDefaults) http.Handler {
-	logger := testenv.Logger()
-	return api.New(&api.Server{Store: st, Temporal: c, Logger: logger,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: d}})
+func apiServer(t *testing.T, st *store.Store, c client.Client, d policies.EdgeDefaults) http.Handler {
+	s := testenv.Starter(t, c, st)
+	s.Defaults = d
+	return api.New(&api.Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: s})
 }
 
 // call sends one request to h and returns the status and body.

@@ -12,7 +12,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/hookrelay/hookrelay/devenv"
-	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -49,6 +49,7 @@ const restartRetryPolicy = `{"custom":{"kind":"fixed","interval_seconds":3},"max
 // and expects every event delivered (POLICIES.md §eventgrid-edge: the
 // original loses them; hookrelay must not).
 func TestEdgeDeliveryAcrossRestart(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	var failing atomic.Bool
 	failing.Store(true)
@@ -61,7 +62,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: "acct_default", URL: recv.URL, EventTypes: []string{"r.evt"},
 		Policy: "custom", Active: true, RetryPolicy: store.RawJSON(restartRetryPolicy),
-		Options: store.EventGridOptions(store.EventGridSettings{Mode: store.EventGridEdge, Schema: store.SchemaEventGrid, Validation: store.ValidationNone})}
+		Options: eventgrid.Options(eventgrid.Settings{Mode: eventgrid.ModeEdge, Schema: eventgrid.SchemaEventGrid, Validation: eventgrid.ValidationNone})}
 	if err := st.CreateSubscription(ctx, &sub); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 	}
 	srv, c := startTemporal(t, dbFile, port)
 	stopWorker := runWorker(t, c, st)
-	s := &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}
+	s := testenv.Starter(t, c, st)
 	for i := 0; i < 50; i++ {
 		res, err := st.Publish(ctx, store.Event{AccountID: "acct_default", ExternalID: "r-" + itoa(i), Type: "r.evt", Data: store.RawJSON(`{}`)})
 		if err != nil {
@@ -112,7 +113,7 @@ func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 // waitStatus waits until n deliveries of sub have this status.
 func waitStatus(t *testing.T, st *store.Store, subID, status string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		var got int
 		if err := st.DB().Get(&got, `SELECT count(*) FROM deliveries WHERE subscription_id = $1 AND status = $2`, subID, status); err != nil {

@@ -63,7 +63,7 @@ func runSub(t *testing.T, st *store.Store, sub store.Subscription, typ string, d
 }
 
 // expect checks the result and the delivery row.
-func (r skipRun) expect(t *testing.T, st *store.Store, status string, attempts int, reason string) {
+func (r skipRun) expect(t *testing.T, st *store.Store, status policies.Status, attempts int, reason string) {
 	t.Helper()
 	if r.res.Status != status || r.res.Attempts != attempts || r.res.Reason != reason {
 		t.Errorf("result %+v; want %s, %d attempts, %q", r.res, status, attempts, reason)
@@ -78,13 +78,14 @@ func (r skipRun) expect(t *testing.T, st *store.Store, status string, attempts i
 }
 
 func TestEventGridScheduleWithJitterBounds(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	recv := newReceiver(t, always(http.StatusInternalServerError))
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	sub := putSub(t, st, h, "jitter", "", `{`+webhook(recv.URL, `,"hookrelayPreValidated":true`)+`,
 		"filter":{"includedEventTypes":["order.created"]},"retryPolicy":{"maxDeliveryAttempts":9}}`)
 	r := runSub(t, st, sub, "order.created", policies.EdgeDefaults{})
-	r.expect(t, st, store.StatusDropped, 9, string(policies.MaxAttemptsExceeded))
+	r.expect(t, st, policies.StatusDropped, 9, string(policies.MaxAttemptsExceeded))
 	base := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute,
 		10 * time.Minute, 30 * time.Minute, time.Hour, time.Hour}
 	if len(r.timers) != len(base) {
@@ -116,14 +117,15 @@ func TestEventGridScheduleWithJitterBounds(t *testing.T) {
 }
 
 func TestEventGridLimits(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	t.Run("max attempts first", func(t *testing.T) {
 		recv := newReceiver(t, always(http.StatusServiceUnavailable))
 		sub := putSub(t, st, h, "attempts", "", `{`+webhook(recv.URL, `,"hookrelayPreValidated":true`)+`,
 			"filter":{"includedEventTypes":["a.first"]},"retryPolicy":{"maxDeliveryAttempts":3,"eventTimeToLiveInMinutes":1440}}`)
 		r := runSub(t, st, sub, "a.first", policies.EdgeDefaults{})
-		r.expect(t, st, store.StatusDropped, 3, string(policies.MaxAttemptsExceeded))
+		r.expect(t, st, policies.StatusDropped, 3, string(policies.MaxAttemptsExceeded))
 		if _, err := st.DeadLetterOf(context.Background(), r.delivery.ID); err == nil {
 			t.Error("dead letter made with dead-lettering off")
 		}
@@ -134,7 +136,7 @@ func TestEventGridLimits(t *testing.T) {
 			"filter":{"includedEventTypes":["t.first"]},"retryPolicy":{"maxDeliveryAttempts":30,"eventTimeToLiveInMinutes":5},
 			"deadLetterDestination":{"endpointType":"Hookrelay","properties":{"raiseEvent":true}}}`)
 		r := runSub(t, st, sub, "t.first", policies.EdgeDefaults{})
-		r.expect(t, st, store.StatusDeadLettered, 4, string(policies.TTLExceeded))
+		r.expect(t, st, policies.StatusDeadLettered, 4, string(policies.TTLExceeded))
 		l, err := st.DeadLetterOf(context.Background(), r.delivery.ID)
 		if err != nil || l.Reason != string(policies.TTLExceeded) || l.LastStatusCode != 500 {
 			t.Fatalf("dead letter %+v, %v", l, err)
@@ -147,8 +149,9 @@ func TestEventGridLimits(t *testing.T) {
 }
 
 func TestEventGridUndeliverableAtOnce(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	for _, code := range []int{400, 413} {
 		recv := newReceiver(t, always(code))
 		name, typ := "undeliverable-"+itoa(code), "u."+itoa(code)
@@ -156,7 +159,7 @@ func TestEventGridUndeliverableAtOnce(t *testing.T) {
 			"filter":{"includedEventTypes":["`+typ+`"]},"deadLetterDestination":{"endpointType":"StorageBlob"}}`)
 		r := runSub(t, st, sub, typ, policies.EdgeDefaults{})
 		reason := "Undeliverable: HTTP " + itoa(code)
-		r.expect(t, st, store.StatusDeadLettered, 1, reason)
+		r.expect(t, st, policies.StatusDeadLettered, 1, reason)
 		l, err := st.DeadLetterOf(context.Background(), r.delivery.ID)
 		if err != nil || l.LastStatusCode != code || l.Reason != reason {
 			t.Errorf("dead letter %+v, %v", l, err)
@@ -168,13 +171,14 @@ func TestEventGridUndeliverableAtOnce(t *testing.T) {
 }
 
 func TestEdgeOneThenTenMinutes(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	recv := newReceiver(t, always(http.StatusInternalServerError))
-	h := apiServer(st, nil, policies.EdgeDefaults{})
+	h := apiServer(t, st, nil, policies.EdgeDefaults{})
 	sub := putSub(t, st, h, "edge-waits", "?mode=edge", `{`+webhook(recv.URL, `,"eventDeliverySchema":"cloudeventschemav1_0"`)+`,
 		"retryPolicy":{"maxDeliveryAttempts":4}}`)
 	r := runSub(t, st, sub, "edge.any", policies.EdgeDefaults{})
-	r.expect(t, st, store.StatusDeadLettered, 4, string(policies.MaxAttemptsExceeded))
+	r.expect(t, st, policies.StatusDeadLettered, 4, string(policies.MaxAttemptsExceeded))
 	want := []time.Duration{time.Minute, 10 * time.Minute, 10 * time.Minute}
 	if len(r.timers) != len(want) || r.timers[0] != want[0] || r.timers[1] != want[1] || r.timers[2] != want[2] {
 		t.Errorf("timers %v; want %v", r.timers, want)
@@ -187,6 +191,7 @@ func TestEdgeOneThenTenMinutes(t *testing.T) {
 }
 
 func TestEdgeDefaultsFromEnvironment(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{config.EnvEdgeMaxDeliveryAttempts: "5", config.EnvEdgeEventTTLSeconds: "1800"}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
@@ -194,7 +199,7 @@ func TestEdgeDefaultsFromEnvironment(t *testing.T) {
 	}
 	d := cfg.EdgeDefaults
 	st := testenv.Store(t)
-	h := apiServer(st, nil, d)
+	h := apiServer(t, st, nil, d)
 	cases := []struct {
 		name, retry, reason string
 		attempts            int
@@ -207,11 +212,12 @@ func TestEdgeDefaultsFromEnvironment(t *testing.T) {
 		recv := newReceiver(t, always(http.StatusInternalServerError))
 		sub := putSub(t, st, h, c.name, "?mode=edge", `{`+webhook(recv.URL, "")+`,"filter":{"includedEventTypes":["`+c.name+`"]}`+c.retry+`}`)
 		r := runSub(t, st, sub, c.name, d)
-		r.expect(t, st, store.StatusDeadLettered, c.attempts, c.reason)
+		r.expect(t, st, policies.StatusDeadLettered, c.attempts, c.reason)
 	}
 }
 
 func TestEdgeDefaultsInvalid(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []map[string]string{
 		{config.EnvEdgeMaxDeliveryAttempts: "abc"}, {config.EnvEdgeMaxDeliveryAttempts: "31"},
 		{config.EnvEdgeEventTTLSeconds: "59"}, {config.EnvEdgeEventTTLSeconds: "0"},

@@ -11,6 +11,7 @@ import (
 // TestCustomKinds drives each custom kind through Next (POLICIES.md §Custom
 // policies: fixed interval, exponential, explicit gaps or offsets).
 func TestCustomKinds(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		cite        string
 		c           Custom
@@ -51,6 +52,7 @@ func TestCustomKinds(t *testing.T) {
 
 // TestCustomDefaults: timeout 30 s, dead-lettered, default circuit breaker.
 func TestCustomDefaults(t *testing.T) {
+	t.Parallel()
 	p, err := Custom{Kind: Fixed, IntervalSeconds: 60}.Policy()
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +65,7 @@ func TestCustomDefaults(t *testing.T) {
 
 // TestCustomRejects: every invalid schedule is a FieldError on its field.
 func TestCustomRejects(t *testing.T) {
+	t.Parallel()
 	long := make([]float64, 100)
 	for i := range long {
 		long[i] = float64(i + 1)
@@ -104,6 +107,7 @@ func TestCustomRejects(t *testing.T) {
 // TestCustomExponentialHuge: an uncapped exponential schedule saturates
 // instead of overflowing into negative waits (fix in Schedule.wait).
 func TestCustomExponentialHuge(t *testing.T) {
+	t.Parallel()
 	p := mustResolve(t, NameCustom, Overrides{MaxAttempts: ptr(100),
 		Custom: &Custom{Kind: Exponential, BaseSeconds: 1, Factor: 10}})
 	// Offsets beyond 292 years saturate time.Time.Sub, so check each gap.

@@ -17,7 +17,7 @@ type PolicyDoc struct {
 	DeadLetterCodes []int        `json:"dead_letter_codes"`
 	DeadLettering   bool         `json:"dead_lettering"`
 	OnExhausted     Exhausted    `json:"on_exhausted"`
-	FinalStatus     string       `json:"final_status"`
+	FinalStatus     Status       `json:"final_status"`
 	Health          HealthDoc    `json:"health"`
 	Rows            []RowDoc     `json:"rows"`
 }

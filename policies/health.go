@@ -70,11 +70,17 @@ func (h Health) freezeReason(s Snapshot) string {
 	return ""
 }
 
+// RateRuleApplies reports whether the failure-rate rule is on and attempts
+// (in the window, or any count that bounds it from above) are enough for it.
+func (h Health) RateRuleApplies(attempts int64) bool {
+	return h.DisableFailureRate > 0 && attempts > int64(h.DisableMinAttempts)
+}
+
 func (h Health) disableReason(s Snapshot) string {
 	if h.DisableConsecutive > 0 && s.Consecutive >= int64(h.DisableConsecutive) {
 		return fmt.Sprintf("%d consecutive failures (disabled at %d)", s.Consecutive, h.DisableConsecutive)
 	}
-	if h.DisableFailureRate > 0 && s.WindowAttempts > int64(h.DisableMinAttempts) {
+	if h.RateRuleApplies(s.WindowAttempts) {
 		rate := float64(s.WindowFailures) / float64(s.WindowAttempts)
 		if rate > h.DisableFailureRate {
 			return fmt.Sprintf("failure rate %.1f%% over %.0f%% with %d attempts (over %d) in %s",

@@ -9,6 +9,7 @@ import (
 // TestDecideThresholds checks every Workfront rule (POLICIES.md §workfront) at
 // its exact threshold and one step on either side.
 func TestDecideThresholds(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	recent := now.Add(-time.Hour)
 	h := WorkfrontHealth
@@ -52,6 +53,7 @@ func TestDecideThresholds(t *testing.T) {
 }
 
 func TestDecideZeroTurnsRulesOff(t *testing.T) {
+	t.Parallel()
 	s := Snapshot{State: StateEnabled, WindowAttempts: 1e6, WindowFailures: 1e6, Consecutive: 1e6, Now: time.Now()}
 	if got, _ := (Health{}).Decide(s); got != StateEnabled {
 		t.Fatalf("zero Health decided %s", got)
@@ -59,6 +61,7 @@ func TestDecideZeroTurnsRulesOff(t *testing.T) {
 }
 
 func TestHealthOverrides(t *testing.T) {
+	t.Parallel()
 	three, two, bad := 3, 2, 0
 	p, err := Resolve(NameWorkfront, Overrides{Health: &HealthOverrides{DisableConsecutive: &three, ProbeIntervalSeconds: &two}})
 	if err != nil {

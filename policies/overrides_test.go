@@ -12,6 +12,7 @@ import (
 // TestResolveRejects: every out-of-range override is a *FieldError on its
 // JSON path.
 func TestResolveRejects(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		cite, name string
 		o          Overrides
@@ -54,6 +55,7 @@ func TestResolveRejects(t *testing.T) {
 
 // TestResolveAccepts: the limits themselves are valid and applied.
 func TestResolveAccepts(t *testing.T) {
+	t.Parallel()
 	eg := mustResolve(t, NameEventGrid, Overrides{MaxAttempts: ptr(30), TTLSeconds: ptr(60)})
 	if eg.MaxAttempts != 30 || eg.TTL != time.Minute {
 		t.Errorf("POLICIES.md §eventgrid: 30 attempts and 1 minute accepted, got %d %v", eg.MaxAttempts, eg.TTL)
@@ -75,6 +77,7 @@ func TestResolveAccepts(t *testing.T) {
 // TestResolveExtendsFormulas: SAP's "9 attempts" reading is available as an
 // override, and retry 9 then comes after about 4 years (POLICIES.md §sap).
 func TestResolveExtendsFormulas(t *testing.T) {
+	t.Parallel()
 	sap := mustResolve(t, NameSAP, Overrides{MaxAttempts: ptr(10)})
 	offsets, stop := simulate(t, sap, 0)
 	want := secList(8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 134217728)
@@ -99,6 +102,7 @@ func TestResolveExtendsFormulas(t *testing.T) {
 // TestResolveOutcome: what happens when retries run out (POLICIES.md
 // §Custom policies; §eventgrid dead-lettering off by default).
 func TestResolveOutcome(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		cite  string
 		name  string
@@ -113,7 +117,7 @@ func TestResolveOutcome(t *testing.T) {
 		{"§sap: queued", NameSAP, Overrides{}, "queued"},
 	}
 	for _, c := range cases {
-		if got := mustResolve(t, c.name, c.o).FinalStatus(); got != c.final {
+		if got := mustResolve(t, c.name, c.o).FinalStatus(); string(got) != c.final {
 			t.Errorf("POLICIES.md %s: final status %q, want %q", c.cite, got, c.final)
 		}
 	}
@@ -122,6 +126,7 @@ func TestResolveOutcome(t *testing.T) {
 // TestResolveCodes: code lists replace the policy's (POLICIES.md §Custom
 // policies); an empty dead-letter list clears Event Grid's 400 and 413.
 func TestResolveCodes(t *testing.T) {
+	t.Parallel()
 	eg := mustResolve(t, NameEventGrid, Overrides{DeadLetterCodes: []int{}})
 	if eg.Classify(400) != Retry {
 		t.Errorf("POLICIES.md §eventgrid: cleared dead-letter codes still dead-letter 400")
@@ -140,6 +145,7 @@ func TestResolveCodes(t *testing.T) {
 // TestResolveUnknown: an unknown name is a FieldError on "policy" that is
 // also ErrUnknown.
 func TestResolveUnknown(t *testing.T) {
+	t.Parallel()
 	_, err := Resolve("pagerduty", Overrides{})
 	var fe *FieldError
 	if !errors.Is(err, ErrUnknown) || !errors.As(err, &fe) || fe.Field != "policy" {
@@ -152,6 +158,7 @@ func TestResolveUnknown(t *testing.T) {
 
 // TestOverridesJSON decodes a subscription's retry_policy as the API gets it.
 func TestOverridesJSON(t *testing.T) {
+	t.Parallel()
 	body := `{"max_attempts": 5, "ttl_seconds": 3600, "dead_lettering": true,
 		"jitter_fraction": 0, "dead_letter_codes": [400, 410], "on_exhausted": "dead_letter"}`
 	var o Overrides

@@ -112,13 +112,17 @@ func (p Policy) Classify(status int) Verdict {
 	return Retry
 }
 
-// IsSuccess reports whether status counts as a success: any 2xx unless the
-// policy lists its own success codes.
-func (p Policy) IsSuccess(status int) bool {
-	if len(p.SuccessCodes) == 0 {
+// IsSuccess reports whether status counts as a success under the policy.
+func (p Policy) IsSuccess(status int) bool { return IsSuccessCode(p.SuccessCodes, status) }
+
+// IsSuccessCode is hookrelay's one success rule: a response's status counts
+// as a success when it is one of codes, or any 2xx when codes is empty. The
+// Deliver activity records attempts by it and Classify judges them by it.
+func IsSuccessCode(codes []int, status int) bool {
+	if len(codes) == 0 {
 		return status >= 200 && status <= 299
 	}
-	for _, c := range p.SuccessCodes {
+	for _, c := range codes {
 		if c == status {
 			return true
 		}
@@ -128,16 +132,22 @@ func (p Policy) IsSuccess(status int) bool {
 
 // FinalStatus is the status a delivery ends with when it cannot be delivered:
 // dead_lettered, dropped or queued.
-func (p Policy) FinalStatus() string {
+func (p Policy) FinalStatus() Status {
 	switch {
 	case p.OnExhausted == DeactivateAndQueue:
-		return "queued"
+		return StatusQueued
 	case p.OnExhausted == DeadLetter && p.DeadLettering:
-		return "dead_lettered"
+		return StatusDeadLettered
 	default:
-		return "dropped"
+		return StatusDropped
 	}
 }
+
+// DeactivatesSubscription reports whether a delivery that ends with status
+// deactivates its subscription: when a delivery is queued because its retries
+// ran out, its subscription gets no more pushes, and every later event for it
+// is queued, until it is reactivated (POLICIES.md §sap).
+func DeactivatesSubscription(status Status) bool { return status == StatusQueued }
 
 // String names the policy.
 func (p Policy) String() string { return fmt.Sprintf("policy %q", p.Name) }

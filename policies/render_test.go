@@ -12,6 +12,7 @@ import (
 // TestRowsMatchNext: for every builtin (jitter off) the table and Next agree
 // on every retry, and the row count is the number of deliveries.
 func TestRowsMatchNext(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		cite string
 		name string
@@ -42,6 +43,7 @@ func TestRowsMatchNext(t *testing.T) {
 
 // TestRowsJitterBounds: Event Grid's gap range is ±10% (POLICIES.md §eventgrid).
 func TestRowsJitterBounds(t *testing.T) {
+	t.Parallel()
 	r := EventGrid().Rows()[1]
 	if r.Gap != 10*time.Second || r.GapMin != 9*time.Second || r.GapMax != 11*time.Second {
 		t.Errorf("POLICIES.md §eventgrid: retry 1 row %+v", r)
@@ -54,6 +56,7 @@ func TestRowsJitterBounds(t *testing.T) {
 
 // TestRowsUnbounded: a schedule with no limit stops at 100 rows.
 func TestRowsUnbounded(t *testing.T) {
+	t.Parallel()
 	p := WorkfrontLegacy()
 	p.MaxAttempts = 0
 	if rows := p.Rows(); len(rows) != 100 || rows[99].Offset != 99*10*time.Minute {
@@ -63,6 +66,7 @@ func TestRowsUnbounded(t *testing.T) {
 
 // TestRenderWorkfront: 11 retries, the last at 173,585.6 s (POLICIES.md §workfront).
 func TestRenderWorkfront(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := Render(&b, Workfront()); err != nil {
 		t.Fatal(err)
@@ -85,6 +89,7 @@ func TestRenderWorkfront(t *testing.T) {
 // TestRenderEventGrid: jitter adds a GAP RANGE column; the edge table says
 // where its TTL cuts it (POLICIES.md §eventgrid, §eventgrid-edge).
 func TestRenderEventGrid(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		cite string
 		p    Policy
@@ -115,6 +120,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 
 // TestRenderError: a write error comes back wrapped.
 func TestRenderError(t *testing.T) {
+	t.Parallel()
 	if err := Render(failWriter{}, SAP()); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("Render to a failing writer: %v", err)
 	}
@@ -122,6 +128,7 @@ func TestRenderError(t *testing.T) {
 
 // TestDocJSON: the API form uses snake_case and seconds (POLICIES.md §workfront).
 func TestDocJSON(t *testing.T) {
+	t.Parallel()
 	raw, err := json.Marshal(Workfront().Doc())
 	if err != nil {
 		t.Fatal(err)

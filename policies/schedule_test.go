@@ -8,6 +8,7 @@ import (
 // TestClassify maps status codes to verdicts (POLICIES.md, top: success is
 // any 2xx; §eventgrid: 400 and 413 go to the dead-letter store at once).
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	eg, wf := EventGrid(), Workfront()
 	only200 := mustResolve(t, NameWorkfront, Overrides{SuccessCodes: []int{200}})
 	cases := []struct {
@@ -46,6 +47,7 @@ func TestClassify(t *testing.T) {
 // offsets from the first (POLICIES.md §workfront, §eventgrid-edge), and the
 // TTL from the first attempt (§eventgrid).
 func TestNextMeasuresFromTheRightOrigin(t *testing.T) {
+	t.Parallel()
 	first := t0.Add(time.Minute) // the first attempt timed out after 60 s
 	last := t0.Add(10 * time.Minute)
 	pr := Progress{Attempts: 3, FirstAttemptAt: t0, FirstFailureAt: first, LastFailureAt: last}
@@ -77,6 +79,7 @@ func TestNextMeasuresFromTheRightOrigin(t *testing.T) {
 
 // TestSeed: a delivery id always gives the same seed, different ids differ.
 func TestSeed(t *testing.T) {
+	t.Parallel()
 	a, b := "d-1", "d-1"
 	if Seed(a) != Seed(b) || Seed(a) == Seed("d-2") {
 		t.Errorf("Seed is not a stable hash of the delivery id")
@@ -85,6 +88,7 @@ func TestSeed(t *testing.T) {
 
 // TestDeadline: the time after which no retry can come.
 func TestDeadline(t *testing.T) {
+	t.Parallel()
 	pr := Progress{Attempts: 1, FirstAttemptAt: t0, FirstFailureAt: t0.Add(30 * time.Second), LastFailureAt: t0.Add(30 * time.Second)}
 	jittered := mustResolve(t, NameCustom, Overrides{
 		Custom: &Custom{Kind: Gaps, Seconds: []float64{10, 20}}, JitterFraction: ptr(0.1)})
@@ -112,6 +116,7 @@ func TestDeadline(t *testing.T) {
 
 // TestDeadlineBoundsNext: no jittered retry is due after the Deadline.
 func TestDeadlineBoundsNext(t *testing.T) {
+	t.Parallel()
 	p := mustResolve(t, NameCustom, Overrides{
 		Custom: &Custom{Kind: Exponential, BaseSeconds: 1, Factor: 3}, JitterFraction: ptr(0.5)})
 	deadline := p.Deadline(Progress{FirstAttemptAt: t0, FirstFailureAt: t0})

@@ -87,6 +87,7 @@ func eventGridGaps() []time.Duration {
 // TestVendorSchedules lists every delay of every vendor policy, driving
 // Policy.Next with a Progress that advances as each attempt fails instantly.
 func TestVendorSchedules(t *testing.T) {
+	t.Parallel()
 	noJitter := mustResolve(t, NameEventGrid, Overrides{JitterFraction: ptr(0.0)})
 	edgeGaps := append(secList(60), repeat(10*time.Minute, 11)...)
 	cases := []struct {
@@ -128,6 +129,7 @@ func TestVendorSchedules(t *testing.T) {
 
 // TestVendorLimits checks each vendor's other numbers (POLICIES.md per section).
 func TestVendorLimits(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		cite          string
 		p             Policy
@@ -145,7 +147,7 @@ func TestVendorLimits(t *testing.T) {
 	for _, c := range cases {
 		p := c.p
 		if p.TTL != c.ttl || p.Timeout != c.timeout || p.JitterFraction != c.jitter ||
-			p.DeadLettering != c.deadLettering || p.FinalStatus() != c.final || p.Section == "" {
+			p.DeadLettering != c.deadLettering || string(p.FinalStatus()) != c.final || p.Section == "" {
 			t.Errorf("%s: got ttl %v timeout %v jitter %g dl %v final %q section %q", c.cite,
 				p.TTL, p.Timeout, p.JitterFraction, p.DeadLettering, p.FinalStatus(), p.Section)
 		}
@@ -155,6 +157,7 @@ func TestVendorLimits(t *testing.T) {
 // TestEventGridJitter: every gap within ±10% of the nominal one, the same
 // seed gives the same delays (POLICIES.md §eventgrid "small random jitter").
 func TestEventGridJitter(t *testing.T) {
+	t.Parallel()
 	p := EventGrid()
 	nominal := eventGridGaps()
 	for _, id := range []string{"a", "b", "delivery-42"} {
@@ -175,6 +178,7 @@ func TestEventGridJitter(t *testing.T) {
 // TestEventGridJitterSpread: different seeds spread the first gap over
 // 9-11 s (POLICIES.md §eventgrid).
 func TestEventGridJitterSpread(t *testing.T) {
+	t.Parallel()
 	p := EventGrid()
 	pr := Progress{Attempts: 1, FirstAttemptAt: t0, FirstFailureAt: t0, LastFailureAt: t0}
 	seen := map[time.Duration]bool{}
@@ -198,6 +202,7 @@ func TestEventGridJitterSpread(t *testing.T) {
 // (POLICIES.md §eventgrid). Nominally retry 29 is due at 85,600 s, 800 s
 // inside the 24 h TTL, so positive jitter sometimes pushes it past the TTL.
 func TestEventGridTTLWithJitter(t *testing.T) {
+	t.Parallel()
 	p := EventGrid()
 	stops := map[Stop]int{}
 	for i := range 500 {

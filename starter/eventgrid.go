@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -39,7 +40,7 @@ func (s *Starter) routeEventGrid(ctx context.Context, ds []store.Delivery, subs 
 			errs = append(errs, err)
 			continue
 		}
-		eg := store.EventGridOf(sub.Options)
+		eg := eventgrid.Of(sub.Options)
 		switch {
 		case eg.Awaiting():
 		case eg.Batching():
@@ -75,7 +76,7 @@ func (s *Starter) wakeBatcher(ctx context.Context, sub store.Subscription) error
 	}
 	in := workflows.BatcherInput{SubscriptionID: sub.ID, Policy: p}
 	_, err = s.Temporal.SignalWithStartWorkflow(ctx, workflows.BatcherWorkflowID(sub.ID), workflows.SignalWake, p,
-		workflows.BatcherStartOptions(sub.ID), workflows.Batcher, in)
+		workflows.BatcherStartOptions(s.Queues.OrDefault(), sub.ID), workflows.Batcher, in)
 	if err != nil {
 		return fmt.Errorf("starter: wake batcher of %s: %w", sub.ID, err)
 	}

@@ -22,6 +22,7 @@ func subscribe(t *testing.T, st *store.Store, typ string) {
 // TestQueueStartsDeliveries: deliveries handed to a running Queue get their
 // workflow started and are recorded as started, in the background.
 func TestQueueStartsDeliveries(t *testing.T) {
+	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
 	subscribe(t, st, "q")
 	var ds []store.Delivery
@@ -31,7 +32,7 @@ func TestQueueStartsDeliveries(t *testing.T) {
 	for _, d := range ds {
 		t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), d.WorkflowID, "", "test ended") })
 	}
-	q := &starter.Queue{Starter: &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}, Workers: 2}
+	q := &starter.Queue{Starter: testenv.Starter(t, c, st), Workers: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { q.Run(ctx); close(done) }()
@@ -57,6 +58,7 @@ func TestQueueStartsDeliveries(t *testing.T) {
 // blocks); what it did not take stays unstarted in PostgreSQL, where the
 // sweeper finds it. Started deliveries are not queued.
 func TestQueueFullLeavesToSweeper(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	subscribe(t, st, "f")
 	a, b := publishType(t, st, "f1", "f"), publishType(t, st, "f2", "f")

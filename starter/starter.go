@@ -31,6 +31,9 @@ type Starter struct {
 	// BatchGrace is how old a batch must be before the sweeper starts its
 	// Batch workflow if it has none; zero means DefaultBatchGrace.
 	BatchGrace time.Duration
+	// Queues are the task queues workflows start on; zero means
+	// workflows.DefaultQueues.
+	Queues workflows.Queues
 }
 
 // PolicyOf resolves a subscription's policy with its overrides.
@@ -88,7 +91,7 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 		DeliveryID: d.ID, SubscriptionID: d.SubscriptionID, EndpointID: d.EndpointID,
 		EventType: d.EventType, URL: sub.URL, Policy: p, PublishedAt: d.CreatedAt,
 	}
-	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.DeliveryStartOptions(d.WorkflowID, in), workflows.Delivery, in)
+	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.DeliveryStartOptions(s.Queues.OrDefault(), d.WorkflowID, in), workflows.Delivery, in)
 	var exists *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &exists) {
 		return fmt.Errorf("starter: start %s: %w", d.WorkflowID, err)

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
 )
@@ -44,7 +45,7 @@ func (s *Starter) sweepAwaiting(ctx context.Context, grace time.Duration) error 
 		switch {
 		case sub.Deleted:
 			reason = store.ReasonDeletedBeforeValidation
-		case store.EventGridOf(sub.Options).Validation == store.ValidationPending:
+		case eventgrid.Of(sub.Options).Validation == eventgrid.ValidationPending:
 			p, err := PolicyWith(sub.Subscription, s.Defaults)
 			if err != nil || p.TTL <= 0 {
 				errs = append(errs, err)
@@ -106,7 +107,7 @@ func (s *Starter) startBatch(ctx context.Context, b store.StrandedBatch) error {
 	}
 	in := workflows.BatchInput{BatchID: b.ID, SubscriptionID: b.SubscriptionID, DeliveryIDs: b.DeliveryIDs, Policy: p}
 	s.Logger.WarnContext(ctx, "sweeper_starting_batch", "batch_id", b.ID, "subscription_id", b.SubscriptionID)
-	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.BatchStartOptions(b.ID, b.SubscriptionID), workflows.Batch, in)
+	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.BatchStartOptions(s.Queues.OrDefault(), b.ID, b.SubscriptionID), workflows.Batch, in)
 	var exists *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &exists) {
 		return fmt.Errorf("starter: start batch %s: %w", b.ID, err)

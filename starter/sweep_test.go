@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/eventgrid"
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -14,10 +15,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-func putEG(t *testing.T, st *store.Store, name, typ string, eg store.EventGridSettings) store.Subscription {
+func putEG(t *testing.T, st *store.Store, name, typ string, eg eventgrid.Settings) store.Subscription {
 	t.Helper()
 	sub := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://127.0.0.1:1/" + name,
-		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: store.EventGridOptions(eg)}
+		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: eventgrid.Options(eg)}
 	if _, err := st.PutSubscriptionByName(context.Background(), &sub); err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +48,10 @@ func delivery(t *testing.T, st *store.Store, id string) store.Delivery {
 // eventgrid policy's 24 hours), and at once after the handshake failed;
 // younger ones keep waiting.
 func TestSweepDropsAwaitingDeliveries(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
-	pending := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationPending, ValidationCode: "c"}
-	failed := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationFailed, ValidationCode: "c"}
+	pending := eventgrid.Settings{Mode: eventgrid.ModeCloud, Validation: eventgrid.ValidationPending, ValidationCode: "c"}
+	failed := eventgrid.Settings{Mode: eventgrid.ModeCloud, Validation: eventgrid.ValidationFailed, ValidationCode: "c"}
 	putEG(t, st, "pending", "p", pending)
 	putEG(t, st, "failed", "f", failed)
 	old, young := publishType(t, st, "e1", "p"), publishType(t, st, "e2", "p")
@@ -58,17 +60,17 @@ func TestSweepDropsAwaitingDeliveries(t *testing.T) {
 		WHERE id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
-	s := &starter.Starter{Store: st, Temporal: testenv.Client(t), Logger: testenv.Logger()}
+	s := testenv.Starter(t, testenv.Client(t), st)
 	if err := s.SweepOnce(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if d := delivery(t, st, old.ID); d.Status != store.StatusDropped || d.FinalReason != store.ReasonTTLAwaitingValidation {
+	if d := delivery(t, st, old.ID); d.Status != policies.StatusDropped || d.FinalReason != store.ReasonTTLAwaitingValidation {
 		t.Errorf("expired delivery: %s %q", d.Status, d.FinalReason)
 	}
 	if d := delivery(t, st, young.ID); d.Status != "pending" || d.Started {
 		t.Errorf("young delivery: %s started=%v, want pending and unstarted", d.Status, d.Started)
 	}
-	if d := delivery(t, st, late.ID); d.Status != store.StatusDropped || d.FinalReason != store.ReasonValidationFailed {
+	if d := delivery(t, st, late.ID); d.Status != policies.StatusDropped || d.FinalReason != store.ReasonValidationFailed {
 		t.Errorf("delivery of a failed subscription: %s %q", d.Status, d.FinalReason)
 	}
 }
@@ -76,8 +78,9 @@ func TestSweepDropsAwaitingDeliveries(t *testing.T) {
 // TestSweepStartsStrandedBatch: a claimed batch whose Batch workflow was
 // never started gets one, with the Batcher's id and input.
 func TestSweepStartsStrandedBatch(t *testing.T) {
+	t.Parallel()
 	ctx, st, c := context.Background(), testenv.Store(t), testenv.Client(t)
-	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
+	batching := eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 2}
 	sub := putEG(t, st, "batching", "b", batching)
 	publishType(t, st, "e1", "b")
 	batchID := store.NewID("batch")
@@ -90,7 +93,8 @@ func TestSweepStartsStrandedBatch(t *testing.T) {
 		t.Fatal("the batch's workflow exists before the sweep")
 	}
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), wid, "", "test ended") })
-	s := &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger(), BatchGrace: time.Nanosecond}
+	s := testenv.Starter(t, c, st)
+	s.BatchGrace = time.Nanosecond
 	if err := s.SweepOnce(ctx, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +103,7 @@ func TestSweepStartsStrandedBatch(t *testing.T) {
 		t.Fatalf("after the sweep: %v", err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	if info.GetType().GetName() != "Batch" || info.GetTaskQueue() != workflows.TaskQueue {
+	if info.GetType().GetName() != "Batch" || info.GetTaskQueue() != s.Queues.Main {
 		t.Fatalf("started %s on %s", info.GetType().GetName(), info.GetTaskQueue())
 	}
 	if err := s.SweepOnce(ctx, time.Hour); err != nil {

@@ -6,25 +6,27 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/hookrelay/hookrelay/policies"
 )
 
 // Target is everything the HTTP activity needs to make one attempt.
 type Target struct {
-	DeliveryID       string    `db:"delivery_id"`
-	Status           string    `db:"status"`
-	EventID          string    `db:"event_id"`
-	ExternalID       string    `db:"external_id"`
-	EventType        string    `db:"type"`
-	Subject          string    `db:"subject"`
-	Data             RawJSON   `db:"data"`
-	OccurredAt       time.Time `db:"occurred_at"`
-	SubscriptionID   string    `db:"subscription_id"`
-	SubscriptionName *string   `db:"name"`
-	Options          RawJSON   `db:"options"`
-	URL              string    `db:"url"`
-	EndpointID       string    `db:"endpoint_id"`
-	EndpointState    string    `db:"state"`
-	SigningSecret    string    `db:"signing_secret"`
+	DeliveryID       string          `db:"delivery_id"`
+	Status           policies.Status `db:"status"`
+	EventID          string          `db:"event_id"`
+	ExternalID       string          `db:"external_id"`
+	EventType        string          `db:"type"`
+	Subject          string          `db:"subject"`
+	Data             RawJSON         `db:"data"`
+	OccurredAt       time.Time       `db:"occurred_at"`
+	SubscriptionID   string          `db:"subscription_id"`
+	SubscriptionName *string         `db:"name"`
+	Options          RawJSON         `db:"options"`
+	URL              string          `db:"url"`
+	EndpointID       string          `db:"endpoint_id"`
+	EndpointState    string          `db:"state"`
+	SigningSecret    string          `db:"signing_secret"`
 	// Event Grid and CloudEvents fields (migration 00004).
 	DataVersion     string  `db:"data_version"`
 	Source          string  `db:"source"`

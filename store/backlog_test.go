@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -12,6 +13,7 @@ import (
 // unstarted ones until their workflow is recorded as started, and the lag
 // is the age of the oldest pending one; other accounts do not count.
 func TestBacklog(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/b",
 		EventTypes: []string{"b"}, Policy: "eventgrid", Active: true}
@@ -33,7 +35,7 @@ func TestBacklog(t *testing.T) {
 	if err := st.MarkStarted(ctx, ids[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: ids[0], Status: store.StatusDelivered}); err != nil {
+	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: ids[0], Status: policies.StatusDelivered}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := st.Backlog(ctx, store.DefaultAccount)

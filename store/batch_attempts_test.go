@@ -14,6 +14,7 @@ import (
 // it again (an activity retried) adds nothing, and the next failed request
 // adds one consecutive failure.
 func TestRecordBatchAttemptCountsOnce(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/batch",

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/hookrelay/hookrelay/eventgrid"
 )
 
 // BatchClaim says which deliveries to claim for one batch (POLICIES.md
@@ -59,7 +61,15 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 		if err != nil {
 			return fmt.Errorf("store: claim batch: %w", err)
 		}
-		take, full := pick(cs, c.MaxEvents, c.MaxBytes)
+		sizes := make([]int, len(cs))
+		for i, cand := range cs {
+			sizes[i] = cand.Size
+		}
+		n, full := eventgrid.Pick(sizes, c.MaxEvents, c.MaxBytes)
+		take := make([]string, n)
+		for i := range take {
+			take[i] = cs[i].ID
+		}
 		if len(take) == 0 || (c.FullOnly && !full) {
 			return s.countPending(ctx, tx, c.SubscriptionID, &b)
 		}
@@ -96,23 +106,6 @@ func (s *Store) existingBatch(ctx context.Context, tx *sqlx.Tx, c BatchClaim, b 
 	}
 	b.ID, b.DeliveryIDs = c.ID, ids
 	return true, s.countPending(ctx, tx, c.SubscriptionID, b)
-}
-
-// pick chooses the prefix of cs that fits: at most max entries, within
-// maxBytes unless it is the first. full says a whole batch was there.
-func pick(cs []candidate, max, maxBytes int) ([]string, bool) {
-	var ids []string
-	total := 0
-	for i, c := range cs {
-		if i == max {
-			return ids, true
-		}
-		if i > 0 && maxBytes > 0 && total+c.Size > maxBytes {
-			return ids, true
-		}
-		ids, total = append(ids, c.ID), total+c.Size
-	}
-	return ids, len(ids) == max
 }
 
 // countPending fills b.Remaining and b.Gone.

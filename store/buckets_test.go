@@ -12,6 +12,7 @@ import (
 // TestPruneBuckets: buckets older than the retention go, newer ones (the
 // largest 30-day window included) stay.
 func TestPruneBuckets(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	ctx := context.Background()
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/prune",

@@ -8,32 +8,23 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
-// Final statuses of a delivery; the others (pending, retrying, waiting) mean
-// it is still in flight. A redelivered one (StatusRedelivered) was queued and
-// handed on to a fresh delivery.
-const (
-	StatusDelivered    = "delivered"
-	StatusDeadLettered = "dead_lettered"
-	StatusDropped      = "dropped"
-	StatusQueued       = "queued"
+// finalSQL and inFlightSQL are the SQL lists of final and in-flight
+// delivery statuses (policies.FinalStatuses, policies.InFlightStatuses).
+var (
+	finalSQL    = policies.SQLList(policies.FinalStatuses)
+	inFlightSQL = policies.SQLList(policies.InFlightStatuses)
 )
-
-// IsFinal reports whether status ends a delivery.
-func IsFinal(status string) bool {
-	switch status {
-	case StatusDelivered, StatusDeadLettered, StatusDropped, StatusQueued, StatusRedelivered:
-		return true
-	}
-	return false
-}
 
 // SetInFlight records an in-flight status (retrying, waiting) and when the
 // next attempt is due.
-func (s *Store) SetInFlight(ctx context.Context, id, status string, next *time.Time) error {
+func (s *Store) SetInFlight(ctx context.Context, id string, status policies.Status, next *time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET status = $2, next_attempt_at = $3,
-		updated_at = now() WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued', 'redelivered')`,
+		updated_at = now() WHERE id = $1 AND status NOT IN `+finalSQL,
 		id, status, next)
 	if err != nil {
 		return fmt.Errorf("store: set delivery status: %w", err)
@@ -50,7 +41,7 @@ func (s *Store) SetWaiting(ctx context.Context, id string) (string, error) {
 	var state string
 	err := s.db.GetContext(ctx, &state, `UPDATE deliveries d SET status = 'waiting', next_attempt_at = NULL,
 			updated_at = now()
-		WHERE d.id = $1 AND d.status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued', 'redelivered')
+		WHERE d.id = $1 AND d.status NOT IN `+finalSQL+`
 		RETURNING (SELECT p.state FROM subscriptions s JOIN endpoints p ON p.id = s.endpoint_id
 			WHERE s.id = d.subscription_id)`, id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -65,14 +56,17 @@ func (s *Store) SetWaiting(ctx context.Context, id string) (string, error) {
 // Finish is how a delivery ended.
 type Finish struct {
 	DeliveryID string
-	Status     string // delivered, dead_lettered, dropped or queued
+	Status     policies.Status // delivered, dead_lettered, dropped or queued
 	Reason     string
 	LastStatus int
 	LastError  string
+	// DeactivateSubscription deactivates the delivery's subscription in the
+	// same transaction (policies.DeactivatesSubscription).
+	DeactivateSubscription bool
 }
 
 // FinishDelivery records a delivery's final status. A dead-lettered one gets a
-// dead letter; a queued one deactivates its subscription (POLICIES.md §sap).
+// dead letter; with f.DeactivateSubscription its subscription is deactivated.
 // Calling it again for a finished delivery changes nothing. It returns the
 // dead letter's id, if one was made.
 func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
@@ -81,19 +75,20 @@ func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
 		var d Delivery
 		err := tx.GetContext(ctx, &d, `UPDATE deliveries SET status = $2, final_reason = $3,
 				next_attempt_at = NULL, finished_at = now(), updated_at = now()
-			WHERE id = $1 AND status NOT IN ('delivered', 'dead_lettered', 'dropped', 'queued', 'redelivered')
+			WHERE id = $1 AND status NOT IN `+finalSQL+`
 			RETURNING `+deliveryCols, f.DeliveryID, f.Status, f.Reason)
 		if err != nil {
 			return notFound(err, "unfinished delivery", f.DeliveryID)
 		}
-		switch f.Status {
-		case StatusDeadLettered:
-			dlID, err = insertDeadLetter(ctx, tx, d, f)
-			return err
-		case StatusQueued:
-			return deactivate(ctx, tx, d.SubscriptionID)
+		if f.DeactivateSubscription {
+			if err := deactivateSubscription(ctx, tx, d.SubscriptionID); err != nil {
+				return err
+			}
 		}
-		return nil
+		if f.Status == policies.StatusDeadLettered {
+			dlID, err = insertDeadLetter(ctx, tx, d, f)
+		}
+		return err
 	})
 	if err != nil && isNotFound(err) {
 		return "", nil // already finished: idempotent
@@ -114,7 +109,9 @@ func insertDeadLetter(ctx context.Context, tx *sqlx.Tx, d Delivery, f Finish) (s
 	return id, nil
 }
 
-func deactivate(ctx context.Context, tx *sqlx.Tx, subscriptionID string) error {
+// deactivateSubscription stops pushes to a subscription: its later events are
+// queued until it is reactivated (POLICIES.md §sap).
+func deactivateSubscription(ctx context.Context, tx *sqlx.Tx, subscriptionID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE subscriptions SET active = false, updated_at = now()
 		WHERE id = $1`, subscriptionID)
 	if err != nil {
@@ -140,15 +137,10 @@ func (s *Store) GetDelivery(ctx context.Context, account, id string) (Delivery, 
 // ErrConflict and creates nothing, so repeating a redrive is harmless. A
 // retry marks the dead letter, if any and not yet redriven, as redriven by it.
 func (s *Store) FollowUp(ctx context.Context, prev Delivery, redrive bool) (Delivery, error) {
-	if !IsFinal(prev.Status) {
+	if !prev.Status.IsFinal() {
 		return Delivery{}, fmt.Errorf("delivery %s is still %s: %w", prev.ID, prev.Status, ErrConflict)
 	}
-	d := Delivery{
-		ID: NewID("dlv"), AccountID: prev.AccountID, EventID: prev.EventID,
-		SubscriptionID: prev.SubscriptionID, EndpointID: prev.EndpointID, EventType: prev.EventType,
-		Policy: prev.Policy, Status: "pending", PreviousID: &prev.ID,
-	}
-	d.WorkflowID = "delivery/" + prev.EventID + "/" + prev.SubscriptionID + "/" + d.ID
+	d := followUp(prev)
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if err := insertDelivery(ctx, tx, &d); err != nil {
 			return err
@@ -205,3 +197,24 @@ func (s *Store) GetEvent(ctx context.Context, account, externalID string) (Event
 	}
 	return out, nil
 }
+
+// newDelivery is a fresh pending delivery of of.EventID to of.SubscriptionID
+// (with of's account, event type, endpoint and policy), with its id and its
+// workflow's id; prev is the delivery it follows up, if any.
+func newDelivery(of Delivery, prev *Delivery) Delivery {
+	d := Delivery{
+		ID: NewID("dlv"), AccountID: of.AccountID, EventID: of.EventID, EventType: of.EventType,
+		SubscriptionID: of.SubscriptionID, EndpointID: of.EndpointID, Policy: of.Policy,
+		Status: policies.StatusPending,
+	}
+	followUpID := ""
+	if prev != nil {
+		d.PreviousID, followUpID = &prev.ID, d.ID
+	}
+	d.WorkflowID = workflows.DeliveryWorkflowID(d.EventID, d.SubscriptionID, followUpID)
+	return d
+}
+
+// followUp is a fresh delivery of prev's event to prev's subscription, linked
+// to prev: a redrive, a retry or a redelivery.
+func followUp(prev Delivery) Delivery { return newDelivery(prev, &prev) }

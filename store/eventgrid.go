@@ -3,77 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/hookrelay/hookrelay/eventgrid"
 )
-
-// Event Grid modes of a subscription made through /eventgrid/subscriptions.
-const (
-	EventGridCloud = "cloud"
-	EventGridEdge  = "edge"
-)
-
-// Event delivery schemas (POLICIES.md §eventgrid).
-const (
-	SchemaEventGrid   = "EventGridSchema"
-	SchemaCloudEvents = "CloudEventSchemaV1_0"
-)
-
-// Validation states of an Event Grid subscription: a cloud WebHook waits for
-// the validation handshake (pending) before its events are started.
-const (
-	ValidationPending      = "pending"
-	ValidationSucceeded    = "succeeded"
-	ValidationFailed       = "failed"
-	ValidationPreValidated = "prevalidated"
-	ValidationNone         = "none" // edge subscriptions: no handshake
-)
-
-// EventGridSettings is what an Event Grid subscription keeps in its options
-// (under "eventgrid") for delivery time: the schema, the batching bounds, the
-// validation state and the vendor JSON it was created with.
-type EventGridSettings struct {
-	Mode                 string  `json:"mode"`
-	Schema               string  `json:"schema"`
-	Validation           string  `json:"validation"`
-	ValidationCode       string  `json:"validation_code,omitempty"`
-	MaxEventsPerBatch    int     `json:"max_events_per_batch,omitempty"`
-	PreferredBatchSizeKB int     `json:"preferred_batch_size_kb,omitempty"`
-	RaiseDeadLetterEvent bool    `json:"raise_dead_letter_event,omitempty"`
-	Request              RawJSON `json:"request,omitempty"`
-}
-
-// eventGridOptions is the options document of an Event Grid subscription.
-type eventGridOptions struct {
-	EventGrid *EventGridSettings `json:"eventgrid"`
-}
-
-// EventGridOf returns the Event Grid settings in a subscription's options, or
-// nil when it is not an Event Grid subscription.
-func EventGridOf(options RawJSON) *EventGridSettings {
-	var o eventGridOptions
-	if len(options) == 0 || json.Unmarshal(options, &o) != nil {
-		return nil
-	}
-	return o.EventGrid
-}
-
-// EventGridOptions encodes s as a subscription's options.
-func EventGridOptions(s EventGridSettings) RawJSON {
-	b, _ := json.Marshal(eventGridOptions{EventGrid: &s})
-	return b
-}
-
-// Batching reports whether the subscription uses output batching.
-func (s *EventGridSettings) Batching() bool { return s != nil && s.MaxEventsPerBatch > 0 }
-
-// Awaiting reports whether the subscription still waits for its handshake.
-func (s *EventGridSettings) Awaiting() bool {
-	return s != nil && (s.Validation == ValidationPending || s.Validation == ValidationFailed)
-}
 
 // GetSubscriptionByName returns the account's live subscription with this name.
 func (s *Store) GetSubscriptionByName(ctx context.Context, account, name string) (Subscription, error) {
@@ -119,7 +55,7 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 		// Deliveries still in flight follow the subscription to its new URL's
 		// endpoint: its health gates them and releases them.
 		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET endpoint_id = $2, updated_at = now()
-			WHERE subscription_id = $1 AND status IN ('pending', 'retrying', 'waiting')
+			WHERE subscription_id = $1 AND status IN `+inFlightSQL+`
 			  AND endpoint_id <> $2`, sub.ID, sub.EndpointID)
 		if err != nil {
 			return fmt.Errorf("store: move deliveries to the new endpoint: %w", err)
@@ -146,7 +82,7 @@ func (s *Store) DeleteSubscriptionByName(ctx context.Context, account, name stri
 		if err != nil {
 			return fmt.Errorf("store: delete subscription: %w", err)
 		}
-		if !EventGridOf(sub.Options).Awaiting() {
+		if !eventgrid.Of(sub.Options).Awaiting() {
 			return nil
 		}
 		_, err = dropUnstarted(ctx, tx, sub.ID, ReasonDeletedBeforeValidation, 0)
@@ -170,7 +106,7 @@ func (s *Store) SetEventGridValidation(ctx context.Context, subID, code, state s
 		}
 		n, _ := res.RowsAffected()
 		done = n == 1
-		if !done || state != ValidationFailed {
+		if !done || state != eventgrid.ValidationFailed {
 			return nil
 		}
 		_, err = dropUnstarted(ctx, tx, subID, ReasonValidationFailed, 0)

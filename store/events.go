@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/hookrelay/hookrelay/policies"
 )
 
 // Event is one published event; its body stays here, workflows carry its id.
@@ -27,23 +29,23 @@ type Event struct {
 
 // Delivery is one event on its way to one subscription.
 type Delivery struct {
-	ID             string     `db:"id" json:"id"`
-	AccountID      string     `db:"account_id" json:"-"`
-	EventID        string     `db:"event_id" json:"-"`
-	SubscriptionID string     `db:"subscription_id" json:"subscription_id"`
-	EndpointID     string     `db:"endpoint_id" json:"endpoint_id"`
-	EventType      string     `db:"event_type" json:"event_type"`
-	Policy         string     `db:"policy" json:"policy"`
-	Status         string     `db:"status" json:"status"`
-	Attempts       int        `db:"attempts" json:"attempts"`
-	WorkflowID     string     `db:"workflow_id" json:"workflow_id"`
-	Started        bool       `db:"started" json:"-"`
-	PreviousID     *string    `db:"previous_id" json:"previous_id,omitempty"`
-	NextAttemptAt  *time.Time `db:"next_attempt_at" json:"next_attempt_at,omitempty"`
-	FinalReason    string     `db:"final_reason" json:"final_reason,omitempty"`
-	CreatedAt      time.Time  `db:"created_at" json:"created_at"`
-	UpdatedAt      time.Time  `db:"updated_at" json:"updated_at"`
-	FinishedAt     *time.Time `db:"finished_at" json:"finished_at,omitempty"`
+	ID             string          `db:"id" json:"id"`
+	AccountID      string          `db:"account_id" json:"-"`
+	EventID        string          `db:"event_id" json:"-"`
+	SubscriptionID string          `db:"subscription_id" json:"subscription_id"`
+	EndpointID     string          `db:"endpoint_id" json:"endpoint_id"`
+	EventType      string          `db:"event_type" json:"event_type"`
+	Policy         string          `db:"policy" json:"policy"`
+	Status         policies.Status `db:"status" json:"status"`
+	Attempts       int             `db:"attempts" json:"attempts"`
+	WorkflowID     string          `db:"workflow_id" json:"workflow_id"`
+	Started        bool            `db:"started" json:"-"`
+	PreviousID     *string         `db:"previous_id" json:"previous_id,omitempty"`
+	NextAttemptAt  *time.Time      `db:"next_attempt_at" json:"next_attempt_at,omitempty"`
+	FinalReason    string          `db:"final_reason" json:"final_reason,omitempty"`
+	CreatedAt      time.Time       `db:"created_at" json:"created_at"`
+	UpdatedAt      time.Time       `db:"updated_at" json:"updated_at"`
+	FinishedAt     *time.Time      `db:"finished_at" json:"finished_at,omitempty"`
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
@@ -125,13 +127,10 @@ func fanOut(ctx context.Context, tx *sqlx.Tx, ev Event) ([]Delivery, error) {
 	}
 	out := make([]Delivery, 0, len(targets))
 	for _, t := range targets {
-		d := Delivery{
-			ID: NewID("dlv"), AccountID: ev.AccountID, EventID: ev.ID,
-			SubscriptionID: t.ID, EndpointID: t.EndpointID, EventType: ev.Type, Policy: t.Policy, Status: "pending",
-		}
-		d.WorkflowID = "delivery/" + ev.ID + "/" + t.ID
+		d := newDelivery(Delivery{AccountID: ev.AccountID, EventID: ev.ID, EventType: ev.Type,
+			SubscriptionID: t.ID, EndpointID: t.EndpointID, Policy: t.Policy}, nil)
 		if t.Queue {
-			d.Status, d.Started, d.FinalReason = "queued", true, "subscription inactive or account in queue mode"
+			d.Status, d.Started, d.FinalReason = policies.StatusQueued, true, "subscription inactive or account in queue mode"
 		}
 		out = append(out, d)
 	}

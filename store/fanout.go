@@ -21,7 +21,7 @@ func insertFanOut(ctx context.Context, tx *sqlx.Tx, ds []Delivery) error {
 	statuses, wfs, reasons, started := make([]string, n), make([]string, n), make([]string, n), make([]bool, n)
 	for i, d := range ds {
 		ids[i], subs[i], eps[i], pols[i] = d.ID, d.SubscriptionID, d.EndpointID, d.Policy
-		statuses[i], wfs[i], reasons[i], started[i] = d.Status, d.WorkflowID, d.FinalReason, d.Started
+		statuses[i], wfs[i], reasons[i], started[i] = string(d.Status), d.WorkflowID, d.FinalReason, d.Started
 	}
 	rows, err := tx.QueryxContext(ctx, `INSERT INTO deliveries
 		(id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,

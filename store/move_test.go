@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -13,6 +14,7 @@ import (
 // endpoint (whose health gates, probes and releases them); finished ones keep
 // the endpoint they were attempted against.
 func TestReplacedURLMovesInFlightDeliveries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := testenv.Store(t)
 	name := "orders"
@@ -24,7 +26,7 @@ func TestReplacedURLMovesInFlightDeliveries(t *testing.T) {
 	oldEndpoint := sub.EndpointID
 	inFlight := publish(t, st, "e1")
 	done := publish(t, st, "e2")
-	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: done.ID, Status: store.StatusDelivered}); err != nil {
+	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: done.ID, Status: policies.StatusDelivered}); err != nil {
 		t.Fatal(err)
 	}
 	moved := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://new.test/hook",

@@ -9,12 +9,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/where"
 )
-
-// StatusRedelivered marks a queued delivery that was delivered again: its
-// redelivery_id names the fresh delivery. It no longer counts as queued.
-const StatusRedelivered = "redelivered"
 
 // QueueColumns maps the fields of the SAP where clause (POLICIES.md §sap) to
 // the columns of the pull query. Every delivery goes to a webhook, so channel
@@ -32,16 +29,16 @@ var QueueColumns = where.Columns{
 // QueuedDelivery is a delivery as the pull API shows it: with its
 // subscription's URL and its event.
 type QueuedDelivery struct {
-	ID             string    `db:"id"`
-	Status         string    `db:"status"`
-	SubscriptionID string    `db:"subscription_id"`
-	URL            string    `db:"url"`
-	Attempts       int       `db:"attempts"`
-	CreatedAt      time.Time `db:"created_at"`
-	EventID        string    `db:"event_id"`
-	EventType      string    `db:"event_type"`
-	EventData      RawJSON   `db:"event_data"`
-	EventTime      time.Time `db:"event_time"`
+	ID             string          `db:"id"`
+	Status         policies.Status `db:"status"`
+	SubscriptionID string          `db:"subscription_id"`
+	URL            string          `db:"url"`
+	Attempts       int             `db:"attempts"`
+	CreatedAt      time.Time       `db:"created_at"`
+	EventID        string          `db:"event_id"`
+	EventType      string          `db:"event_type"`
+	EventData      RawJSON         `db:"event_data"`
+	EventTime      time.Time       `db:"event_time"`
 }
 
 // QueueCursor is where a page of the pull query starts: after the delivery
@@ -193,12 +190,7 @@ func reactivate(ctx context.Context, tx *sqlx.Tx, account string, ds []Delivery)
 // redeliverOne inserts a fresh delivery of prev's event to prev's
 // subscription and marks prev redelivered.
 func redeliverOne(ctx context.Context, tx *sqlx.Tx, prev Delivery) (Delivery, error) {
-	d := Delivery{
-		ID: NewID("dlv"), AccountID: prev.AccountID, EventID: prev.EventID,
-		SubscriptionID: prev.SubscriptionID, EndpointID: prev.EndpointID, EventType: prev.EventType,
-		Policy: prev.Policy, Status: "pending", PreviousID: &prev.ID,
-	}
-	d.WorkflowID = "delivery/" + prev.EventID + "/" + prev.SubscriptionID + "/" + d.ID
+	d := followUp(prev)
 	if err := insertDelivery(ctx, tx, &d); err != nil {
 		return Delivery{}, err
 	}

@@ -6,15 +6,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
 // putEG stores an Event Grid subscription named name for event type typ.
-func putEG(t *testing.T, st *store.Store, name, typ string, eg store.EventGridSettings) store.Subscription {
+func putEG(t *testing.T, st *store.Store, name, typ string, eg eventgrid.Settings) store.Subscription {
 	t.Helper()
 	sub := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://127.0.0.1:1/" + name,
-		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: store.EventGridOptions(eg)}
+		EventTypes: []string{typ}, Policy: "eventgrid", Active: true, Options: eventgrid.Options(eg)}
 	if _, err := st.PutSubscriptionByName(context.Background(), &sub); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +32,7 @@ func publishType(t *testing.T, st *store.Store, id, typ string) store.Delivery {
 	return res.Deliveries[0]
 }
 
-func wantDelivery(t *testing.T, st *store.Store, id, status, reason string, started bool) {
+func wantDelivery(t *testing.T, st *store.Store, id string, status policies.Status, reason string, started bool) {
 	t.Helper()
 	d, err := st.GetDelivery(context.Background(), store.DefaultAccount, id)
 	if err != nil || d.Status != status || d.FinalReason != reason || d.Started != started {
@@ -39,18 +41,19 @@ func wantDelivery(t *testing.T, st *store.Store, id, status, reason string, star
 	}
 }
 
-func pendingEG() store.EventGridSettings {
-	return store.EventGridSettings{Mode: store.EventGridCloud, Schema: store.SchemaEventGrid,
-		Validation: store.ValidationPending, ValidationCode: "code-1"}
+func pendingEG() eventgrid.Settings {
+	return eventgrid.Settings{Mode: eventgrid.ModeCloud, Schema: eventgrid.SchemaEventGrid,
+		Validation: eventgrid.ValidationPending, ValidationCode: "code-1"}
 }
 
 // TestDeleteAwaitingDropsUnstarted: deleting a subscription still awaiting
 // its handshake drops its unstarted deliveries; deleting a validated one
 // leaves its deliveries to finish.
 func TestDeleteAwaitingDropsUnstarted(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	putEG(t, st, "awaiting", "a", pendingEG())
-	done := store.EventGridSettings{Mode: store.EventGridCloud, Validation: store.ValidationSucceeded}
+	done := eventgrid.Settings{Mode: eventgrid.ModeCloud, Validation: eventgrid.ValidationSucceeded}
 	putEG(t, st, "validated", "v", done)
 	waiting, live := publishType(t, st, "e1", "a"), publishType(t, st, "e2", "v")
 	for _, name := range []string{"awaiting", "validated"} {
@@ -58,7 +61,7 @@ func TestDeleteAwaitingDropsUnstarted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wantDelivery(t, st, waiting.ID, store.StatusDropped, store.ReasonDeletedBeforeValidation, true)
+	wantDelivery(t, st, waiting.ID, policies.StatusDropped, store.ReasonDeletedBeforeValidation, true)
 	wantDelivery(t, st, live.ID, "pending", "", false)
 	if err := st.DeleteSubscriptionByName(ctx, store.DefaultAccount, "awaiting"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("second delete: %v, want not found", err)
@@ -68,27 +71,29 @@ func TestDeleteAwaitingDropsUnstarted(t *testing.T) {
 // TestFailedValidationDropsUnstarted: a failed handshake drops the
 // subscription's unstarted deliveries.
 func TestFailedValidationDropsUnstarted(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
 	sub := putEG(t, st, "failing", "f", pendingEG())
 	d := publishType(t, st, "e1", "f")
-	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "other-code", store.ValidationFailed); ok || err != nil {
+	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "other-code", eventgrid.ValidationFailed); ok || err != nil {
 		t.Fatalf("wrong code: %v %v", ok, err)
 	}
 	wantDelivery(t, st, d.ID, "pending", "", false)
-	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "code-1", store.ValidationFailed); !ok || err != nil {
+	if ok, err := st.SetEventGridValidation(ctx, sub.ID, "code-1", eventgrid.ValidationFailed); !ok || err != nil {
 		t.Fatalf("fail: %v %v", ok, err)
 	}
-	wantDelivery(t, st, d.ID, store.StatusDropped, store.ReasonValidationFailed, true)
+	wantDelivery(t, st, d.ID, policies.StatusDropped, store.ReasonValidationFailed, true)
 }
 
 // TestSweepSelection: the per-delivery sweep leaves out batching
 // subscriptions' deliveries (their batchers are woken instead) and puts off
 // deliveries whose start failed, after those never tried.
 func TestSweepSelection(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
-	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
+	batching := eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 2}
 	bsub := putEG(t, st, "batching", "b", batching)
-	putEG(t, st, "plain", "p", store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone})
+	putEG(t, st, "plain", "p", eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone})
 	publishType(t, st, "e1", "b")
 	failing, fresh := publishType(t, st, "e2", "p"), publishType(t, st, "e3", "p")
 	ds, err := st.UnstartedDeliveries(ctx, 0, 10)
@@ -110,8 +115,9 @@ func TestSweepSelection(t *testing.T) {
 // TestStrandedBatches: a claimed batch whose deliveries are all pending is a
 // candidate; once one of them finishes it is not.
 func TestStrandedBatches(t *testing.T) {
+	t.Parallel()
 	ctx, st := context.Background(), testenv.Store(t)
-	batching := store.EventGridSettings{Mode: store.EventGridEdge, Validation: store.ValidationNone, MaxEventsPerBatch: 2}
+	batching := eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 2}
 	sub := putEG(t, st, "batching", "b", batching)
 	d1 := publishType(t, st, "e1", "b")
 	publishType(t, st, "e2", "b")
@@ -123,7 +129,7 @@ func TestStrandedBatches(t *testing.T) {
 	if err != nil || len(bs) != 1 || bs[0].ID != "batch_1" || bs[0].SubscriptionID != sub.ID || len(bs[0].DeliveryIDs) != 2 {
 		t.Fatalf("stranded: %+v %v", bs, err)
 	}
-	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: d1.ID, Status: store.StatusDelivered}); err != nil {
+	if _, err := st.FinishDelivery(ctx, store.Finish{DeliveryID: d1.ID, Status: policies.StatusDelivered}); err != nil {
 		t.Fatal(err)
 	}
 	if bs, err := st.StrandedBatches(ctx, 0, 10); err != nil || len(bs) != 0 {

@@ -23,8 +23,13 @@ import (
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
+// testSettings make the throwaway test cluster fast: nothing in it needs to
+// survive a crash of the machine.
+var testSettings = []string{"fsync=off", "synchronous_commit=off", "full_page_writes=off"}
+
 var (
 	mu       sync.Mutex
+	template string // migrated database Store copies; "" until made
 	pg       *devenv.Postgres
 	pgDir    string
 	temporal *devenv.Temporal
@@ -74,24 +79,17 @@ func DatabaseURL(t testing.TB) string {
 	defer mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if pg == nil {
-		dir, err := os.MkdirTemp("", "hookrelay-pg-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{DataDir: dir}, Logger())
-		if err != nil {
-			_ = os.RemoveAll(dir)
-			skipOrFail(t, "postgres", err)
-		}
-		pg, pgDir = p, dir
-	}
-	name := fmt.Sprintf("t_%d_%d_%s", os.Getpid(), dbSeq.Add(1), sanitize(t.Name()))
-	url, err := pg.CreateDatabase(ctx, name)
+	startCluster(ctx, t)
+	url, err := pg.CreateDatabase(ctx, databaseName(t))
 	if err != nil {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	return url
+}
+
+// databaseName is a new database name for the test.
+func databaseName(t testing.TB) string {
+	return fmt.Sprintf("t_%d_%d_%s", os.Getpid(), dbSeq.Add(1), sanitize(t.Name()))
 }
 
 func sanitize(name string) string {
@@ -110,19 +108,73 @@ func sanitize(name string) string {
 	return s
 }
 
-// Store opens a migrated store on a fresh database, closed when the test ends.
+// Store opens a migrated store on a fresh database, closed when the test
+// ends. The database is a copy of one migrated once per test binary.
 func Store(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, DatabaseURL(t))
+	st, err := store.Open(ctx, migratedURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	if err := st.Migrate(ctx); err != nil {
+	return st
+}
+
+// startCluster starts the shared cluster if it is not running; mu is held.
+func startCluster(ctx context.Context, t testing.TB) {
+	t.Helper()
+	if pg != nil {
+		return
+	}
+	dir, err := os.MkdirTemp("", "hookrelay-pg-")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return st
+	p, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{DataDir: dir, Settings: testSettings}, Logger())
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		skipOrFail(t, "postgres", err)
+	}
+	pg, pgDir = p, dir
+}
+
+// migratedURL is the URL of a new database copied from the migrated
+// template, which it makes on first use.
+func migratedURL(t testing.TB) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	startCluster(ctx, t)
+	if template == "" {
+		name := fmt.Sprintf("template_%d", os.Getpid())
+		if err := migrateTemplate(ctx, name); err != nil {
+			t.Fatalf("testenv: migrated template: %v", err)
+		}
+		template = name
+	}
+	url, err := pg.CreateDatabaseFrom(ctx, databaseName(t), template)
+	if err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	return url
+}
+
+// migrateTemplate creates database name and applies the migrations to it,
+// leaving no connection open (a template must have none).
+func migrateTemplate(ctx context.Context, name string) error {
+	url, err := pg.CreateDatabase(ctx, name)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.Migrate(ctx)
 }
 
 // TemporalServer starts the shared dev server (headless, in memory, with

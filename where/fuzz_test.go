@@ -226,6 +226,7 @@ func render(e Expr) string {
 }
 
 func TestFragmentRE(t *testing.T) {
+	t.Parallel()
 	good := []string{"d.status = $1", "s.url IN ($2, $3) AND e.occurred_at >= $4"}
 	bad := []string{
 		"", "d.status = 'x'", "d.status = $1 OR 1=1", "d.status = $1;", "x = $1",

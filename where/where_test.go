@@ -168,6 +168,7 @@ var validCases = []validCase{
 }
 
 func TestParseValid(t *testing.T) {
+	t.Parallel()
 	for _, tc := range validCases {
 		e, err := Parse(tc.in)
 		if err != nil {
@@ -256,6 +257,7 @@ var invalidCases = []invalidCase{
 }
 
 func TestParseInvalid(t *testing.T) {
+	t.Parallel()
 	for _, tc := range invalidCases {
 		e, err := Parse(tc.in)
 		if err == nil {
@@ -280,6 +282,7 @@ func checkSyntaxError(t *testing.T, in string, err error, pos int, msg string) {
 }
 
 func TestErrorMessage(t *testing.T) {
+	t.Parallel()
 	_, err := Parse("foo='x'")
 	if got, want := err.Error(), `where: unknown field "foo" at character 1`; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
@@ -305,6 +308,7 @@ func repeatValues(n int) string {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	long := "status='" + strings.Repeat("x", MaxLen-9) + "'"
 	for _, in := range []string{long, repeatCmps(MaxCmps), repeatValues(MaxValues)} {
 		if _, err := Parse(in); err != nil {
@@ -332,6 +336,7 @@ type sqlErrCase struct {
 }
 
 func TestSQLErrors(t *testing.T) {
+	t.Parallel()
 	ok := Cmp{Field: "status", Op: "=", Values: []string{"x"}}
 	many, _ := Parse(repeatCmps(MaxCmps))
 	many.Cmps = append(many.Cmps, ok)

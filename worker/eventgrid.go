@@ -16,7 +16,7 @@ func registerEventGrid(main, deliveries, retries sdkworker.Registry, acts *activ
 	main.RegisterWorkflowWithOptions(workflows.Batcher, workflow.RegisterOptions{Name: "Batcher"})
 	main.RegisterWorkflowWithOptions(workflows.Batch, workflow.RegisterOptions{Name: "Batch"})
 	main.RegisterWorkflowWithOptions(workflows.EventGridValidation, workflow.RegisterOptions{Name: "EventGridValidation"})
-	deliverBatch := activity.RegisterOptions{Name: "DeliverBatch"}
+	deliverBatch := activity.RegisterOptions{Name: workflows.ActivityDeliverBatch}
 	deliveries.RegisterActivityWithOptions(acts.DeliverBatch, deliverBatch)
 	retries.RegisterActivityWithOptions(acts.DeliverBatch, deliverBatch)
 }

@@ -31,6 +31,17 @@ type Options struct {
 	// EdgeDefaults are the IoT Edge limits from the environment
 	// (POLICIES.md §eventgrid-edge).
 	EdgeDefaults policies.EdgeDefaults
+	// QueuePrefix names the task queues (workflows.QueuesFor); empty means
+	// workflows.DefaultQueuePrefix. Tests give each test its own.
+	QueuePrefix string
+}
+
+// Queues are the task queues the options name.
+func (o Options) Queues() workflows.Queues {
+	if o.QueuePrefix == "" {
+		return workflows.DefaultQueues()
+	}
+	return workflows.QueuesFor(o.QueuePrefix)
 }
 
 // DefaultOptions are the options `hookrelay worker` runs with.
@@ -41,9 +52,9 @@ func DefaultOptions() Options {
 // Register puts every workflow and activity on the workers that serve them.
 func Register(main, deliveries, retries sdkworker.Registry, acts *activities.Activities) {
 	main.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
-	main.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: activities.EndpointWorkflowType})
+	main.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: workflows.EndpointWorkflowType})
 	main.RegisterActivity(acts)
-	deliver := activity.RegisterOptions{Name: "Deliver"}
+	deliver := activity.RegisterOptions{Name: workflows.ActivityDeliver}
 	deliveries.RegisterActivityWithOptions(acts.Deliver, deliver)
 	retries.RegisterActivityWithOptions(acts.Deliver, deliver)
 	registerEventGrid(main, deliveries, retries, acts)
@@ -51,33 +62,53 @@ func Register(main, deliveries, retries sdkworker.Registry, acts *activities.Act
 
 // Run serves the task queues until ctx ends.
 func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) error {
+	stop, err := Start(ctx, c, st, logger, opts)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	logger.Info("worker_stopping")
+	stop()
+	return nil
+}
+
+// Start starts the workers on the task queues of opts and, when
+// opts.SweepInterval is set, the sweeper (until ctx ends); stop stops the
+// workers.
+func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) (stop func(), err error) {
 	acts := activities.New(st, logger)
-	acts.Temporal = c
+	q := opts.Queues()
+	acts.Temporal, acts.Queues = c, q
 	// First attempts run as local activities in this worker (workflows/delivery_local.go).
-	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{MaxConcurrentLocalActivityExecutionSize: opts.HTTPConcurrency})
+	main := sdkworker.New(c, q.Main, sdkworker.Options{MaxConcurrentLocalActivityExecutionSize: opts.HTTPConcurrency})
 	httpOpts := sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: opts.HTTPConcurrency,
 		DisableWorkflowWorker:              true,
 	}
-	deliveries := sdkworker.New(c, workflows.DeliveriesQueue, httpOpts)
-	retries := sdkworker.New(c, workflows.RetriesQueue, httpOpts)
+	deliveries := sdkworker.New(c, q.Deliveries, httpOpts)
+	retries := sdkworker.New(c, q.Retries, httpOpts)
 	Register(main, deliveries, retries, acts)
-	for _, w := range []sdkworker.Worker{main, deliveries, retries} {
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("worker: start: %w", err)
+	ws := []sdkworker.Worker{main, deliveries, retries}
+	stop = func() {
+		for _, w := range ws {
+			w.Stop()
 		}
-		defer w.Stop()
 	}
-	logger.InfoContext(ctx, "worker_started", "task_queues",
-		[]string{workflows.TaskQueue, workflows.DeliveriesQueue, workflows.RetriesQueue})
-	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults}
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			for _, started := range ws[:i] {
+				started.Stop()
+			}
+			return nil, fmt.Errorf("worker: start: %w", err)
+		}
+	}
+	logger.InfoContext(ctx, "worker_started", "task_queues", []string{q.Main, q.Deliveries, q.Retries})
+	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults, Queues: q}
 	acts.StartDeliveries = s.Start
 	if opts.SweepInterval > 0 {
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
 		go pruneBuckets(ctx, st, logger)
 		go reportBacklog(ctx, st, logger)
 	}
-	<-ctx.Done()
-	logger.Info("worker_stopping")
-	return nil
+	return stop, nil
 }

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -37,15 +36,15 @@ type batch struct {
 }
 
 // attempt runs DeliverBatch once, on the deliveries or the retries queue.
-func (b *batch) attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error) {
+func (b *batch) attempt(scheduled time.Time, probe bool) (DeliverResult, error) {
 	ctx := attemptOptions(b.ctx, b.pr.Attempts, b.in.Policy.Timeout)
-	in := activities.BatchInput{
+	in := DeliverBatchInput{
 		BatchID: b.in.BatchID, DeliveryIDs: b.in.DeliveryIDs, Attempt: b.pr.Attempts,
 		ScheduledAt: scheduled, Timeout: b.in.Policy.Timeout, Probe: probe,
 		Success: b.in.Policy.SuccessCodes, Health: b.in.Policy.Health,
 	}
-	var res activities.DeliverResult
-	if err := workflow.ExecuteActivity(ctx, a.DeliverBatch, in).Get(ctx, &res); err != nil {
+	var res DeliverResult
+	if err := workflow.ExecuteActivity(ctx, ActivityDeliverBatch, in).Get(ctx, &res); err != nil {
 		workflow.GetLogger(b.ctx).Warn("batch_attempt_failed_internally", "error", err)
 		return res, err
 	}
@@ -68,7 +67,7 @@ func (b *batch) waitForEndpoint() (probe bool, ok bool) {
 	release := workflow.GetSignalChannel(b.ctx, SignalRelease)
 	for release.ReceiveAsync(nil) {
 	}
-	if b.setStatus("waiting", nil) == policies.StateEnabled {
+	if b.setStatus(policies.StatusWaiting, nil) == policies.StateEnabled {
 		return false, true
 	}
 	return awaitEndpoint(b.ctx, deadline)
@@ -83,19 +82,19 @@ func (b *batch) bookkeeping() workflow.Context {
 
 // setStatus records an in-flight status of every delivery of the batch; for
 // "waiting" it returns the endpoint's state as recorded with it.
-func (b *batch) setStatus(status string, next *time.Time) string {
-	in := activities.BatchStatusInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, NextAttemptAt: next}
-	var res activities.StatusResult
-	if err := workflow.ExecuteActivity(b.bookkeeping(), a.SetBatchStatus, in).Get(b.ctx, &res); err != nil {
+func (b *batch) setStatus(status policies.Status, next *time.Time) string {
+	in := BatchStatusInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, NextAttemptAt: next}
+	var res StatusResult
+	if err := workflow.ExecuteActivity(b.bookkeeping(), ActivitySetBatchStatus, in).Get(b.ctx, &res); err != nil {
 		workflow.GetLogger(b.ctx).Error("set_batch_status_failed", "error", err)
 	}
 	return res.EndpointState
 }
 
-func (b *batch) finish(status, reason string) (DeliveryResult, error) {
-	in := activities.FinishBatchInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, Reason: reason,
+func (b *batch) finish(status policies.Status, reason string) (DeliveryResult, error) {
+	in := FinishBatchInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, Reason: reason,
 		LastStatus: b.last.StatusCode, LastError: b.last.Error}
-	if err := workflow.ExecuteActivity(b.bookkeeping(), a.FinishBatch, in).Get(b.ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(b.bookkeeping(), ActivityFinishBatch, in).Get(b.ctx, nil); err != nil {
 		return DeliveryResult{}, err
 	}
 	return DeliveryResult{Status: status, Attempts: b.pr.Attempts, Reason: reason}, nil

@@ -24,7 +24,7 @@ import (
 // receiver, and one batch of n published events claimed for it.
 type batchFixture struct {
 	*fixture
-	batch activities.ClaimResult
+	batch workflows.ClaimResult
 }
 
 // newBatchFixture creates the subscription (retryPolicy as in newFixture),
@@ -55,7 +55,7 @@ func newBatchFixture(t *testing.T, n int, retryPolicy string, script func(int) i
 		t.Fatal(err)
 	}
 	acts := activities.New(st, testenv.Logger())
-	b, err := acts.ClaimBatch(ctx, activities.ClaimInput{SubscriptionID: f.sub.ID, BatchID: "batch_" + f.sub.ID})
+	b, err := acts.ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: f.sub.ID, BatchID: "batch_" + f.sub.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func (f *batchFixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkfl
 
 // checkDeliveries checks every delivery of the batch: its status, reason,
 // attempt count and attempt rows.
-func (f *batchFixture) checkDeliveries(t *testing.T, status, reason string, attempts int) {
+func (f *batchFixture) checkDeliveries(t *testing.T, status policies.Status, reason string, attempts int) {
 	t.Helper()
 	for _, id := range f.batch.DeliveryIDs {
 		d, err := f.st.GetDelivery(context.Background(), account, id)
@@ -132,6 +132,7 @@ func (f *batchFixture) endpoint(t *testing.T) store.Endpoint {
 // endpoint workflow's release under the batch's own workflow id; the release
 // after the endpoint is re-enabled delivers the batch in one request.
 func TestBatchWaitsWhileDisabledThenReleased(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 3, "", always(http.StatusOK))
 	f.setEndpointState(t, policies.StateDisabled)
 	res, timers := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
@@ -172,6 +173,7 @@ func TestBatchWaitsWhileDisabledThenReleased(t *testing.T) {
 // tried until it is re-enabled by hand", not even by a probe. The batch
 // waits out its time-to-live without a request and ends as the policy says.
 func TestBatchFrozenNeverTried(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 2, "", always(http.StatusOK))
 	f.setEndpointState(t, policies.StateFrozen)
 	res, _ := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
@@ -192,6 +194,7 @@ func TestBatchFrozenNeverTried(t *testing.T) {
 // failures, one bucket attempt), while every event gets its own attempt row
 // for each request.
 func TestBatchFailureCountedOncePerRequest(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 10, `{"max_attempts": 3}`, always(http.StatusInternalServerError))
 	res, _ := f.run(t)
 	if res.Attempts != 3 || res.Reason != string(policies.MaxAttemptsExceeded) || f.recv.requests() != 3 {

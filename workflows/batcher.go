@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -41,10 +40,10 @@ type BatcherResult struct {
 func BatcherWorkflowID(subscriptionID string) string { return "batcher/" + subscriptionID }
 
 // BatcherStartOptions are the options the starter signals-with-start with.
-func BatcherStartOptions(subscriptionID string) client.StartWorkflowOptions {
+func BatcherStartOptions(q Queues, subscriptionID string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    BatcherWorkflowID(subscriptionID),
-		TaskQueue:             TaskQueue,
+		TaskQueue:             q.Main,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(subscriptionID)),
 	}
@@ -55,10 +54,10 @@ func BatchWorkflowID(batchID string) string { return "batch/" + batchID }
 
 // BatchStartOptions are the options the sweeper starts a stranded batch's
 // Batch workflow with: those the Batcher starts it with as a child.
-func BatchStartOptions(batchID, subscriptionID string) client.StartWorkflowOptions {
+func BatchStartOptions(q Queues, batchID, subscriptionID string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    BatchWorkflowID(batchID),
-		TaskQueue:             TaskQueue,
+		TaskQueue:             q.Main,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(subscriptionID)),
 	}
@@ -118,14 +117,14 @@ func (b *batcher) run() (BatcherResult, error) {
 }
 
 // claim runs the ClaimBatch activity.
-func (b *batcher) claim(fullOnly bool) (activities.ClaimResult, error) {
+func (b *batcher) claim(fullOnly bool) (ClaimResult, error) {
 	ctx := workflow.WithActivityOptions(b.ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
 	})
-	var res activities.ClaimResult
-	in := activities.ClaimInput{SubscriptionID: b.in.SubscriptionID, BatchID: b.nextBatchID(), FullOnly: fullOnly}
-	err := workflow.ExecuteActivity(ctx, a.ClaimBatch, in).Get(ctx, &res)
+	var res ClaimResult
+	in := ClaimInput{SubscriptionID: b.in.SubscriptionID, BatchID: b.nextBatchID(), FullOnly: fullOnly}
+	err := workflow.ExecuteActivity(ctx, ActivityClaimBatch, in).Get(ctx, &res)
 	if err == nil && res.BatchID != "" {
 		b.claimed++
 	}
@@ -144,7 +143,7 @@ func (b *batcher) nextBatchID() string {
 // whose workflow already started (a claim replayed) is done; any other
 // failure is logged and the batcher goes on: the sweeper starts the Batch
 // workflow of a batch left without one (starter.SweepOnce).
-func (b *batcher) dispatch(res activities.ClaimResult) {
+func (b *batcher) dispatch(res ClaimResult) {
 	ctx := workflow.WithChildOptions(b.ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            BatchWorkflowID(res.BatchID),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,

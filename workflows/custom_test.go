@@ -13,6 +13,7 @@ import (
 // with max attempts, which codes are success, which go straight to dead
 // letter, and what happens when retries run out.
 func TestCustomPolicies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, retryPolicy string
 		script            func(int) int
@@ -67,6 +68,7 @@ func TestCustomPolicies(t *testing.T) {
 // within ±jitter_fraction of its gap and repeats exactly on a second run of
 // the same delivery.
 func TestCustomJitter(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameCustom, `{"custom": {"kind": "gaps", "seconds": [100], "repeat_last": true},
 		"jitter_fraction": 0.3, "max_attempts": 6}`, always(http.StatusInternalServerError))
 	out := f.run(t)

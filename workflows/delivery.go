@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -35,21 +34,11 @@ type DeliveryInput struct {
 
 // DeliveryResult is how a Delivery ended.
 type DeliveryResult struct {
-	Status       string
+	Status       policies.Status
 	Attempts     int
 	Reason       string
 	DeadLetterID string
 }
-
-// Names of the bookkeeping activities, run as local activities by name (the
-// worker registers the Activities struct, whose methods carry these names).
-const (
-	ActivitySetStatus = "SetStatus"
-	ActivityFinish    = "Finish"
-)
-
-// a is used only to name activity methods; the worker registers the real one.
-var a *activities.Activities
 
 // Delivery delivers one event to one subscription under its policy: one
 // activity execution per attempt, durable timers between attempts, until it is
@@ -86,17 +75,17 @@ type delivery struct {
 // attempt runs the Deliver activity once: the first attempt as a local
 // activity (localAttempt; on the deliveries queue for older deliveries),
 // retries on the retries queue, never retried by Temporal itself.
-func (d *delivery) attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error) {
+func (d *delivery) attempt(scheduled time.Time, probe bool) (DeliverResult, error) {
 	ctx := attemptOptions(d.ctx, d.pr.Attempts, d.in.Policy.Timeout)
-	in := activities.DeliverInput{
+	in := DeliverInput{
 		DeliveryID: d.in.DeliveryID, Attempt: d.pr.Attempts, ScheduledAt: scheduled,
 		Timeout: d.in.Policy.Timeout, Probe: probe, Success: d.in.Policy.SuccessCodes,
 		Health: d.in.Policy.Health,
 	}
-	var res activities.DeliverResult
+	var res DeliverResult
 	fut := d.localAttempt(in)
 	if fut == nil {
-		fut = workflow.ExecuteActivity(ctx, a.Deliver, in)
+		fut = workflow.ExecuteActivity(ctx, ActivityDeliver, in)
 	}
 	if err := fut.Get(ctx, &res); err != nil {
 		// hookrelay itself failed (a crashed worker, an unreachable
@@ -111,9 +100,9 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) (activities.DeliverR
 // deliveries queue, retries on the retries queue, bounded by the policy's
 // timeout, never retried by Temporal itself (each attempt is one execution).
 func attemptOptions(ctx workflow.Context, attempts int, timeout time.Duration) workflow.Context {
-	queue := DeliveriesQueue
+	queue := queuesOf(ctx).Deliveries
 	if attempts > 0 {
-		queue = RetriesQueue
+		queue = queuesOf(ctx).Retries
 	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
@@ -140,31 +129,31 @@ func (d *delivery) bookkeep(name string, in, out any) error {
 
 // setStatus records an in-flight status; for "waiting" it returns the
 // endpoint's state as recorded with it.
-func (d *delivery) setStatus(status string, next *time.Time) string {
+func (d *delivery) setStatus(status policies.Status, next *time.Time) string {
 	d.upsert(status)
-	in := activities.StatusInput{DeliveryID: d.in.DeliveryID, Status: status, NextAttemptAt: next}
-	var res activities.StatusResult
+	in := StatusInput{DeliveryID: d.in.DeliveryID, Status: status, NextAttemptAt: next}
+	var res StatusResult
 	if err := d.bookkeep(ActivitySetStatus, in, &res); err != nil {
 		workflow.GetLogger(d.ctx).Error("set_status_failed", "error", err)
 	}
 	return res.EndpointState
 }
 
-func (d *delivery) upsert(status string) {
+func (d *delivery) upsert(status policies.Status) {
 	err := workflow.UpsertTypedSearchAttributes(d.ctx,
-		AttrDeliveryStatus.ValueSet(status), AttrAttempts.ValueSet(int64(d.pr.Attempts)))
+		AttrDeliveryStatus.ValueSet(string(status)), AttrAttempts.ValueSet(int64(d.pr.Attempts)))
 	if err != nil {
 		workflow.GetLogger(d.ctx).Error("upsert_search_attributes_failed", "error", err)
 	}
 }
 
-func (d *delivery) finish(status, reason string) (DeliveryResult, error) {
+func (d *delivery) finish(status policies.Status, reason string) (DeliveryResult, error) {
 	d.upsert(status)
-	in := activities.FinishInput{
+	in := FinishInput{
 		DeliveryID: d.in.DeliveryID, Status: status, Reason: reason,
 		LastStatus: d.last.StatusCode, LastError: d.last.Error,
 	}
-	var res activities.FinishResult
+	var res FinishResult
 	if err := d.bookkeep(ActivityFinish, in, &res); err != nil {
 		return DeliveryResult{}, err
 	}

@@ -5,13 +5,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/hookrelay/hookrelay/activities"
 )
-
-// ActivityDeliver names the Deliver activity where it runs as a local
-// activity, by name (the worker registers the Activities struct).
-const ActivityDeliver = "Deliver"
 
 // localAttempt makes the first attempt of a delivery started from
 // versionLocalFirstAttempt on as a local activity: it runs in the first
@@ -22,7 +16,7 @@ const ActivityDeliver = "Deliver"
 // attempt, never retried by Temporal. Every other attempt (retries, probes,
 // a first attempt tried again after hookrelay itself failed) runs as a
 // regular activity on its task queue: nil is returned for those.
-func (d *delivery) localAttempt(in activities.DeliverInput) workflow.Future {
+func (d *delivery) localAttempt(in DeliverInput) workflow.Future {
 	if !d.localFirstAttempt || d.firstDone || d.pr.Attempts > 0 || in.Probe {
 		return nil
 	}

@@ -64,7 +64,7 @@ func (d *delivery) waitForEndpoint() (probe bool, ok bool) {
 	if !deadline.IsZero() && !deadline.After(workflow.Now(d.ctx)) {
 		return false, false
 	}
-	if d.setStatus("waiting", nil) == policies.StateEnabled {
+	if d.setStatus(policies.StatusWaiting, nil) == policies.StateEnabled {
 		return false, true
 	}
 	return awaitEndpoint(d.ctx, deadline)

@@ -11,6 +11,7 @@ import (
 // TestEdgeSuccessAfterFailures: POLICIES.md §eventgrid-edge. The first
 // failure waits 1 minute, any later one 10 minutes.
 func TestEdgeSuccessAfterFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, "", failFirst(3, http.StatusServiceUnavailable))
 	out := f.run(t)
 	f.check(t, out, want{status: "delivered", attempts: 4, timers: []time.Duration{time.Minute, 10 * time.Minute, 10 * time.Minute}})
@@ -21,6 +22,7 @@ func TestEdgeSuccessAfterFailures(t *testing.T) {
 // and the next (7,260 s) does not: 13 deliveries, well under the 30-attempt
 // limit, then a dead letter (the original drops the event).
 func TestEdgeTimeToLiveEndsRetries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, "", always(http.StatusInternalServerError))
 	out := f.run(t)
 	timers := append([]time.Duration{time.Minute}, repeat(10*time.Minute, 11)...)
@@ -34,6 +36,7 @@ func TestEdgeTimeToLiveEndsRetries(t *testing.T) {
 // retryPolicy overrides the broker default; maxDeliveryAttempts 5 ends the
 // retries before the time-to-live.
 func TestEdgeMaxAttempts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, `{"max_attempts": 5}`, always(http.StatusBadGateway))
 	out := f.run(t)
 	timers := append([]time.Duration{time.Minute}, repeat(10*time.Minute, 3)...)
@@ -44,6 +47,7 @@ func TestEdgeMaxAttempts(t *testing.T) {
 // subscription's eventExpiry (here ttl_seconds 3600) overrides the default:
 // retries at 60 s ... 3,060 s fit, 3,660 s does not.
 func TestEdgeTimeToLiveOverride(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, `{"ttl_seconds": 3600}`, always(http.StatusInternalServerError))
 	out := f.run(t)
 	timers := append([]time.Duration{time.Minute}, repeat(10*time.Minute, 5)...)

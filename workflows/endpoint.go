@@ -7,13 +7,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 )
-
-// EndpointInput is the input of the Endpoint workflow (shared with the
-// activities that start it with SignalWithStartWorkflow).
-type EndpointInput = activities.EndpointInput
 
 // QueryState is the Endpoint workflow's query: it answers an EndpointStatus.
 const QueryState = "state"
@@ -68,8 +63,8 @@ type endpoint struct {
 
 // endpointSignals are the signals handled, in a fixed order (deterministic).
 var endpointSignals = []string{
-	activities.SignalUnfreeze, activities.SignalEnable, activities.SignalDisable,
-	activities.SignalProbeResult, activities.SignalGone, activities.SignalEvaluate,
+	SignalUnfreeze, SignalEnable, SignalDisable,
+	SignalProbeResult, SignalGone, SignalEvaluate,
 }
 
 func (e *endpoint) run() error {
@@ -87,7 +82,7 @@ func (e *endpoint) run() error {
 			if e.release != nil {
 				e.releaseAll()
 			}
-			return workflow.NewContinueAsNewError(e.ctx, activities.EndpointWorkflowType, e.in)
+			return workflow.NewContinueAsNewError(e.ctx, EndpointWorkflowType, e.in)
 		}
 		sel := workflow.NewSelector(e.ctx)
 		for _, name := range endpointSignals {
@@ -187,10 +182,10 @@ func (e *endpoint) bookkeeping(timeout time.Duration) workflow.Context {
 	})
 }
 
-func (e *endpoint) snapshot() (activities.SnapshotResult, error) {
-	in := activities.SnapshotInput{EndpointID: e.in.EndpointID, Health: e.in.Health}
-	var res activities.SnapshotResult
-	err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), a.EndpointSnapshot, in).Get(e.ctx, &res)
+func (e *endpoint) snapshot() (SnapshotResult, error) {
+	in := SnapshotInput{EndpointID: e.in.EndpointID, Health: e.in.Health}
+	var res SnapshotResult
+	err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), ActivityEndpointSnapshot, in).Get(e.ctx, &res)
 	if err == nil {
 		e.health = res.Health
 	}

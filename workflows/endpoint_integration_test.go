@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	sdkworker "go.temporal.io/sdk/worker"
-
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
@@ -72,20 +69,7 @@ type liveEnv struct {
 func newLiveEnv(t *testing.T) *liveEnv {
 	t.Helper()
 	st, c := testenv.Store(t), testenv.Client(t)
-	acts := activities.New(st, testenv.Logger())
-	acts.Temporal = c
-	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
-	opts := sdkworker.Options{DisableWorkflowWorker: true}
-	deliveries := sdkworker.New(c, workflows.DeliveriesQueue, opts)
-	retries := sdkworker.New(c, workflows.RetriesQueue, opts)
-	worker.Register(main, deliveries, retries, acts)
-	for _, w := range []sdkworker.Worker{main, deliveries, retries} {
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-	}
-	return &liveEnv{st: st, starter: &starter.Starter{Store: st, Temporal: c, Logger: testenv.Logger()}}
+	return &liveEnv{st: st, starter: testenv.Worker(t, c, st, worker.Options{})}
 }
 
 func (l *liveEnv) subscribe(t *testing.T, url, retryPolicy string) store.Subscription {
@@ -137,6 +121,7 @@ func (l *liveEnv) endpointState(t *testing.T, id string) string {
 // threshold), probed every 2 s, re-enabled by the first probe that succeeds,
 // and then receives every event that waited.
 func TestEndpointHealthLive(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	recv := newSwitchReceiver(t)
 	sub := l.subscribe(t, recv.URL+"/disable", `{"custom":{"kind":"fixed","interval_seconds":1},"max_attempts":100,
@@ -164,6 +149,7 @@ func TestEndpointHealthLive(t *testing.T) {
 // operator sends "unfreeze" with the real temporal CLI; then it receives every
 // waiting event, and GET /v1/endpoints/{id} shows the history.
 func TestEndpointUnfreezeWithTemporalCLI(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	recv := newSwitchReceiver(t)
 	sub := l.subscribe(t, recv.URL+"/freeze", `{"custom":{"kind":"fixed","interval_seconds":1},"max_attempts":100,
@@ -181,7 +167,7 @@ func TestEndpointUnfreezeWithTemporalCLI(t *testing.T) {
 	}
 	srv := testenv.TemporalServer(t)
 	cli := filepath.Join(repoRoot(t), "bin", "temporal")
-	out, err := exec.Command(cli, "workflow", "signal", "--workflow-id", activities.EndpointWorkflowID(sub.EndpointID),
+	out, err := exec.Command(cli, "workflow", "signal", "--workflow-id", workflows.EndpointWorkflowID(sub.EndpointID),
 		"--name", "unfreeze", "--address", srv.Address, "--namespace", srv.Namespace).CombinedOutput()
 	if err != nil {
 		t.Fatalf("temporal workflow signal: %v\n%s", err, out)
@@ -246,6 +232,7 @@ func checkEndpointAPI(t *testing.T, st *store.Store, id string) {
 
 // TestEndpointGoneLive: a 410 Gone from the endpoint disables it at once.
 func TestEndpointGoneLive(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) }))
 	t.Cleanup(gone.Close)

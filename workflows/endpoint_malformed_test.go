@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -22,6 +21,7 @@ import (
 // '"maintenance"'` sends it) is ignored; the workflow still probes every 10
 // minutes and obeys the valid "enable" sent after it.
 func TestEndpointMalformedSignalIgnored(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/malformed")
 	ctx := context.Background()
 	pub, err := f.st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: epEventType, Data: store.RawJSON(`{}`)})
@@ -39,11 +39,11 @@ func TestEndpointMalformedSignalIgnored(t *testing.T) {
 	env.OnSignalExternalWorkflow(mock.Anything, waiting, "", workflows.SignalProbe, mock.Anything).Return(nil).
 		Run(func(mock.Arguments) { probes++ })
 	var before, after workflows.EndpointStatus
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(activities.SignalDisable, "maintenance") }, time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalDisable, "maintenance") }, time.Second)
 	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 2*time.Second)
 	env.RegisterDelayedCallback(func() {
 		after = queryState(t, env)
-		env.SignalWorkflow(activities.SignalEnable, activities.OperatorSignal{Reason: "maintenance over"})
+		env.SignalWorkflow(workflows.SignalEnable, workflows.OperatorSignal{Reason: "maintenance over"})
 	}, 21*time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 22*time.Minute)
 	env.ExecuteWorkflow(workflows.Endpoint, f.input())
@@ -62,13 +62,14 @@ func TestEndpointMalformedSignalIgnored(t *testing.T) {
 // TestEndpointMalformedSignalDrained: a malformed signal still buffered when
 // the run continues as new is dropped by the drain, which does not hang.
 func TestEndpointMalformedSignalDrained(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/malformed-drain")
 	env := f.env()
 	env.RegisterDelayedCallback(func() {
 		// The disable is handled first; the evaluate arrives while its
 		// state change is recorded and is still buffered for the drain.
-		env.SignalWorkflow(activities.SignalDisable, activities.OperatorSignal{Reason: "maintenance"})
-		env.SignalWorkflow(activities.SignalEvaluate, "not an object")
+		env.SignalWorkflow(workflows.SignalDisable, workflows.OperatorSignal{Reason: "maintenance"})
+		env.SignalWorkflow(workflows.SignalEvaluate, "not an object")
 	}, time.Second)
 	in := f.input()
 	in.MaxSignalsPerRun = 1

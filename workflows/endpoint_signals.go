@@ -6,7 +6,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -16,26 +15,26 @@ import (
 func (e *endpoint) handle(name string, c workflow.ReceiveChannel) {
 	e.signals++
 	switch name {
-	case activities.SignalEvaluate, activities.SignalGone:
-		var s activities.HealthSignal
+	case SignalEvaluate, SignalGone:
+		var s HealthSignal
 		if !e.receive(name, c, &s) {
 			return
 		}
 		e.adopt(s.Health)
-		if name == activities.SignalGone {
+		if name == SignalGone {
 			e.gone(s)
 			return
 		}
 		e.evaluate()
-	case activities.SignalProbeResult:
-		var r activities.ProbeResult
+	case SignalProbeResult:
+		var r ProbeResult
 		if !e.receive(name, c, &r) {
 			return
 		}
 		e.adopt(r.Health)
 		e.probeResult(r)
 	default:
-		var o activities.OperatorSignal
+		var o OperatorSignal
 		if !e.receive(name, c, &o) {
 			return
 		}
@@ -76,7 +75,7 @@ func (e *endpoint) evaluate() {
 	}
 }
 
-func (e *endpoint) gone(s activities.HealthSignal) {
+func (e *endpoint) gone(s HealthSignal) {
 	if e.in.State != policies.StateEnabled {
 		return
 	}
@@ -88,7 +87,7 @@ func (e *endpoint) gone(s activities.HealthSignal) {
 	}
 }
 
-func (e *endpoint) probeResult(r activities.ProbeResult) {
+func (e *endpoint) probeResult(r ProbeResult) {
 	switch {
 	case r.Success && e.in.State == policies.StateDisabled && !e.in.Manual:
 		e.change(policies.StateEnabled, fmt.Sprintf("probe delivery %s succeeded (HTTP %d)", r.DeliveryID, r.StatusCode), true)
@@ -98,9 +97,9 @@ func (e *endpoint) probeResult(r activities.ProbeResult) {
 }
 
 var operatorReasons = map[string]string{
-	activities.SignalUnfreeze: "unfrozen by operator",
-	activities.SignalEnable:   "enabled by operator",
-	activities.SignalDisable:  "disabled by operator",
+	SignalUnfreeze: "unfrozen by operator",
+	SignalEnable:   "enabled by operator",
+	SignalDisable:  "disabled by operator",
 }
 
 // operator applies an operator's unfreeze, enable or disable.
@@ -109,13 +108,13 @@ func (e *endpoint) operator(name, reason string) {
 		reason = operatorReasons[name]
 	}
 	switch {
-	case name == activities.SignalUnfreeze && e.in.State == policies.StateFrozen,
-		name == activities.SignalEnable && e.in.State != policies.StateEnabled:
+	case name == SignalUnfreeze && e.in.State == policies.StateFrozen,
+		name == SignalEnable && e.in.State != policies.StateEnabled:
 		e.in.Manual = false
 		e.change(policies.StateEnabled, reason, true)
-	case name == activities.SignalEnable && e.in.Manual:
+	case name == SignalEnable && e.in.Manual:
 		e.in.Manual = false
-	case name == activities.SignalDisable && e.in.State != policies.StateFrozen:
+	case name == SignalDisable && e.in.State != policies.StateFrozen:
 		e.in.Manual = true
 		if e.in.State == policies.StateEnabled {
 			e.change(policies.StateDisabled, reason, false)
@@ -135,9 +134,9 @@ func (e *endpoint) change(to, reason string, restart bool) {
 		return
 	}
 	at := workflow.Now(e.ctx)
-	in := activities.StateChangeInput{EndpointID: e.in.EndpointID, From: from, To: to, Reason: reason, At: at, Restart: restart}
-	var res activities.StateChangeResult
-	if err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), a.RecordStateChange, in).Get(e.ctx, &res); err != nil {
+	in := StateChangeInput{EndpointID: e.in.EndpointID, From: from, To: to, Reason: reason, At: at, Restart: restart}
+	var res StateChangeResult
+	if err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), ActivityRecordStateChange, in).Get(e.ctx, &res); err != nil {
 		e.logf("endpoint_state_change_failed", err)
 		return
 	}
@@ -184,9 +183,9 @@ func (e *endpoint) probeOnce() {
 	if e.in.State != policies.StateDisabled || e.in.Manual {
 		return
 	}
-	in := activities.PickProbeInput{EndpointID: e.in.EndpointID, Limit: probeCandidates}
-	var res activities.PickProbeResult
-	if err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), a.PickProbe, in).Get(e.ctx, &res); err != nil {
+	in := PickProbeInput{EndpointID: e.in.EndpointID, Limit: probeCandidates}
+	var res PickProbeResult
+	if err := workflow.ExecuteActivity(e.bookkeeping(30*time.Second), ActivityPickProbe, in).Get(e.ctx, &res); err != nil {
 		e.logf("endpoint_pick_probe_failed", err)
 		return
 	}
@@ -202,9 +201,9 @@ func (e *endpoint) probeOnce() {
 
 // releaseAll signals "release" to every waiting delivery of the endpoint.
 func (e *endpoint) releaseAll() {
-	in := activities.ReleaseInput{EndpointID: e.in.EndpointID}
-	var res activities.ReleaseResult
-	if err := workflow.ExecuteActivity(e.bookkeeping(10*time.Minute), a.ReleaseWaiting, in).Get(e.ctx, &res); err != nil {
+	in := ReleaseInput{EndpointID: e.in.EndpointID}
+	var res ReleaseResult
+	if err := workflow.ExecuteActivity(e.bookkeeping(10*time.Minute), ActivityReleaseWaiting, in).Get(e.ctx, &res); err != nil {
 		e.logf("endpoint_release_failed", err)
 		return
 	}

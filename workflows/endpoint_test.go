@@ -79,7 +79,7 @@ func (f *epFixture) env() *testsuite.TestWorkflowEnvironment {
 	s.SetLogger(sdklog.NewStructuredLogger(testenv.Logger()))
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
-	env.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: activities.EndpointWorkflowType})
+	env.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: workflows.EndpointWorkflowType})
 	env.RegisterActivity(f.acts)
 	return env
 }
@@ -106,6 +106,7 @@ func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.
 // counters set in PostgreSQL, at every threshold (POLICIES.md §workfront) and
 // one step below it.
 func TestEndpointThresholds(t *testing.T) {
+	t.Parallel()
 	st := testenv.Store(t)
 	const h = time.Hour
 	cases := []struct {
@@ -135,7 +136,7 @@ func TestEndpointThresholds(t *testing.T) {
 			env := f.env()
 			var status workflows.EndpointStatus
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(activities.SignalEvaluate, activities.HealthSignal{Health: policies.WorkfrontHealth})
+				env.SignalWorkflow(workflows.SignalEvaluate, workflows.HealthSignal{Health: policies.WorkfrontHealth})
 			}, time.Second)
 			env.RegisterDelayedCallback(func() { status = queryState(t, env); env.CancelWorkflow() }, 2*time.Second)
 			env.ExecuteWorkflow(workflows.Endpoint, f.input())
@@ -159,10 +160,11 @@ func TestEndpointThresholds(t *testing.T) {
 
 // TestEndpointGoneDisables: a 410 disables the endpoint at once.
 func TestEndpointGoneDisables(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/gone")
 	env := f.env()
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(activities.SignalGone, activities.HealthSignal{DeliveryID: "dlv_x", StatusCode: 410})
+		env.SignalWorkflow(workflows.SignalGone, workflows.HealthSignal{DeliveryID: "dlv_x", StatusCode: 410})
 	}, time.Second)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Second)
 	env.ExecuteWorkflow(workflows.Endpoint, f.input())
@@ -175,6 +177,7 @@ func TestEndpointGoneDisables(t *testing.T) {
 // TestEndpointUnfreezeSignal: a frozen endpoint is enabled by the "unfreeze"
 // signal without payload (as the CLIs send it), and its counters restart.
 func TestEndpointUnfreezeSignal(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/frozen")
 	f.counters(t, policies.StateFrozen, 0, 0, 60000, 100*time.Hour)
 	env := f.env()
@@ -182,7 +185,7 @@ func TestEndpointUnfreezeSignal(t *testing.T) {
 		if s := queryState(t, env); s.State != policies.StateFrozen || !s.NextProbeAt.IsZero() {
 			t.Errorf("before unfreeze: %+v", s)
 		}
-		env.SignalWorkflow(activities.SignalUnfreeze, nil)
+		env.SignalWorkflow(workflows.SignalUnfreeze, nil)
 	}, time.Hour) // a frozen endpoint is never probed: nothing happens for an hour
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour+time.Second)
 	f.acts.Temporal = testenv.Client(t) // releases the (here no) waiting deliveries
@@ -200,12 +203,13 @@ func TestEndpointUnfreezeSignal(t *testing.T) {
 // TestEndpointContinueAsNew: after MaxSignalsPerRun signals the run continues
 // as new, carrying its state, reason, operator flag and next probe.
 func TestEndpointContinueAsNew(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/can")
 	f.counters(t, policies.StateEnabled, 0, 0, 2000, time.Hour)
 	env := f.env()
 	for i := 1; i <= 3; i++ {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(activities.SignalEvaluate, activities.HealthSignal{Health: policies.WorkfrontHealth})
+			env.SignalWorkflow(workflows.SignalEvaluate, workflows.HealthSignal{Health: policies.WorkfrontHealth})
 		}, time.Duration(i)*time.Second)
 	}
 	in := f.input()
@@ -240,6 +244,7 @@ func TestEndpointContinueAsNew(t *testing.T) {
 // TestEndpointProbeEveryTenMinutes: a disabled endpoint signals "probe" to its
 // oldest waiting delivery every 10 minutes, and none before.
 func TestEndpointProbeEveryTenMinutes(t *testing.T) {
+	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/probe")
 	ctx := context.Background()
 	var ids []string
@@ -273,6 +278,7 @@ func TestEndpointProbeEveryTenMinutes(t *testing.T) {
 // the endpoint and releases, through the real Temporal server, the real
 // Delivery workflows waiting there, which then deliver at once.
 func TestEndpointProbeSuccessReleases(t *testing.T) {
+	t.Parallel()
 	l := newLiveEnv(t)
 	recv := newSwitchReceiver(t)
 	recv.healthy.Store(true)
@@ -290,7 +296,7 @@ func TestEndpointProbeSuccessReleases(t *testing.T) {
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalProbe, mock.Anything).Return(nil).
 		Run(func(mock.Arguments) {
 			probed = true
-			env.SignalWorkflow(activities.SignalProbeResult, activities.ProbeResult{DeliveryID: "dlv_probe", Success: true, StatusCode: 200})
+			env.SignalWorkflow(workflows.SignalProbeResult, workflows.ProbeResult{DeliveryID: "dlv_probe", Success: true, StatusCode: 200})
 		})
 	env.RegisterDelayedCallback(func() {
 		if s := queryState(t, env); s.State != policies.StateEnabled {
@@ -312,7 +318,11 @@ func TestEndpointProbeSuccessReleases(t *testing.T) {
 // at its own limit, as its policy says: dropped (Event Grid, dead-lettering
 // off) or queued (SAP). (Workfront's dead letter: TestWorkfrontWaitingDeadline.)
 func TestWaitingDeliveryTTL(t *testing.T) {
-	cases := []struct{ policy, retry, status string }{
+	t.Parallel()
+	cases := []struct {
+		policy, retry string
+		status        policies.Status
+	}{
 		{policies.NameEventGrid, `{"ttl_seconds":600}`, "dropped"},
 		{policies.NameSAP, "", "queued"},
 	}

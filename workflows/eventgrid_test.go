@@ -40,6 +40,7 @@ func checkJitter(t *testing.T, p policies.Policy, timers []time.Duration) {
 // TestEventGridSuccessAfterFailures: POLICIES.md §eventgrid. Two failures
 // then success, after jittered gaps of about 10 s and 30 s.
 func TestEventGridSuccessAfterFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGrid, "", failFirst(2, http.StatusServiceUnavailable))
 	out := f.run(t)
 	f.check(t, out, want{status: "delivered", attempts: 3})
@@ -55,6 +56,7 @@ func TestEventGridSuccessAfterFailures(t *testing.T) {
 // another delivery gets other waits. With max_attempts 10 and dead-lettering
 // off, the exhausted event is dropped (with a record).
 func TestEventGridJitterDeterministic(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGrid, `{"max_attempts": 10}`, always(http.StatusInternalServerError))
 	out := f.run(t)
 	f.check(t, out, want{status: "dropped", attempts: 10, reason: string(policies.MaxAttemptsExceeded)})
@@ -80,6 +82,7 @@ func TestEventGridJitterDeterministic(t *testing.T) {
 // attempt near 23.8 h, so the jitter of this delivery decides which limit
 // ends it; either way the stop must agree with the waits.
 func TestEventGridDefaultLimits(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGrid, "", always(http.StatusServiceUnavailable))
 	out := f.run(t)
 	checkJitter(t, f.policy, out.timers)
@@ -105,6 +108,7 @@ func TestEventGridDefaultLimits(t *testing.T) {
 // eventTimeToLiveInMinutes cuts the retries short. With 2 minutes, retries
 // at about 10 s, 40 s and 100 s fit; the next (about 400 s) does not.
 func TestEventGridTimeToLiveOverride(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGrid, `{"ttl_seconds": 120}`, always(http.StatusInternalServerError))
 	out := f.run(t)
 	f.check(t, out, want{status: "dropped", attempts: 4, reason: string(policies.TTLExceeded)})
@@ -118,6 +122,7 @@ func TestEventGridTimeToLiveOverride(t *testing.T) {
 // dead-lettering on, a 400 or 413 sends the event to the dead-letter store at
 // once, without retries.
 func TestEventGridBadRequestDeadLettered(t *testing.T) {
+	t.Parallel()
 	for _, code := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge} {
 		f := newFixture(t, policies.NameEventGrid, `{"dead_lettering": true}`, always(code))
 		out := f.run(t)
@@ -130,6 +135,7 @@ func TestEventGridBadRequestDeadLettered(t *testing.T) {
 // off by default; a 400 then drops the event at once (hookrelay keeps the
 // record: the delivery row and its attempt) and makes no dead letter.
 func TestEventGridBadRequestDropped(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGrid, "", always(http.StatusBadRequest))
 	out := f.run(t)
 	f.check(t, out, want{status: "dropped", attempts: 1, reason: "Undeliverable: HTTP 400", timers: []time.Duration{}})
@@ -139,6 +145,7 @@ func TestEventGridBadRequestDropped(t *testing.T) {
 // dead-lettering on, an event whose retries are exhausted goes to the
 // dead-letter store.
 func TestEventGridExhaustedDeadLettered(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGrid, `{"dead_lettering": true, "max_attempts": 3}`, always(http.StatusTooManyRequests))
 	out := f.run(t)
 	f.check(t, out, want{status: "dead_lettered", attempts: 3, reason: string(policies.MaxAttemptsExceeded)})

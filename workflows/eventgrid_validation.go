@@ -7,8 +7,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/hookrelay/hookrelay/activities"
 )
 
 // ValidationInput is the input of the EventGridValidation workflow.
@@ -24,10 +22,10 @@ type ValidationResult struct {
 
 // ValidationStartOptions are the options the API starts a handshake with;
 // one workflow per (subscription, code).
-func ValidationStartOptions(in ValidationInput) client.StartWorkflowOptions {
+func ValidationStartOptions(q Queues, in ValidationInput) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    "eventgrid-validation/" + in.SubscriptionID + "/" + in.Code,
-		TaskQueue:             TaskQueue,
+		TaskQueue:             q.Main,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	}
 }
@@ -44,16 +42,15 @@ func EventGridValidation(ctx workflow.Context, in ValidationInput) (ValidationRe
 			MaximumInterval: 2 * time.Minute, MaximumAttempts: 6,
 		},
 	})
-	var res activities.ValidateResult
-	err := workflow.ExecuteActivity(actx, a.ValidateEventGrid, activities.ValidateInput(in)).Get(ctx, &res)
+	var res ValidationResult
+	err := workflow.ExecuteActivity(actx, ActivityValidateEventGrid, in).Get(ctx, &res)
 	if err == nil {
-		return ValidationResult{Validated: res.Validated}, nil
+		return res, nil
 	}
 	workflow.GetLogger(ctx).Warn("validation_failed", "subscription_id", in.SubscriptionID, "error", err)
 	bctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
 	})
-	fin := activities.FailValidationInput(in)
-	return ValidationResult{}, workflow.ExecuteActivity(bctx, a.FailEventGridValidation, fin).Get(ctx, nil)
+	return ValidationResult{}, workflow.ExecuteActivity(bctx, ActivityFailEventGridValidation, in).Get(ctx, nil)
 }

@@ -166,7 +166,7 @@ func (f *fixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkflowEnv
 	// the bookkeeping ones by its input (the test environment names local
 	// activities run by name "func1").
 	env.SetOnLocalActivityStartedListener(func(_ *activity.Info, _ context.Context, args []any) {
-		if _, ok := args[0].(activities.DeliverInput); ok {
+		if _, ok := args[0].(workflows.DeliverInput); ok {
 			out.starts = append(out.starts, env.Now())
 		}
 	})
@@ -188,7 +188,7 @@ func (f *fixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkflowEnv
 
 // want is the expected end of a delivery.
 type want struct {
-	status   string
+	status   policies.Status
 	attempts int
 	reason   string
 	timers   []time.Duration // nil: not checked here
@@ -238,7 +238,7 @@ func (f *fixture) checkDeadLetter(t *testing.T, out outcome, w want) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.status != store.StatusDeadLettered {
+	if w.status != policies.StatusDeadLettered {
 		if len(dls) != 0 || out.res.DeadLetterID != "" {
 			t.Errorf("%d dead letters for a %s delivery, want none", len(dls), w.status)
 		}

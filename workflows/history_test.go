@@ -32,7 +32,7 @@ const historiesDir = "testdata/histories"
 type recording struct {
 	name, policy, retryPolicy string
 	script                    func(int) int
-	status                    string
+	status                    policies.Status
 	endpoint, signal          string
 }
 
@@ -66,19 +66,20 @@ var recordings = []recording{
 // HOOKRELAY_RECORD_HISTORIES=1; record again after a deliberate change of the
 // workflow's commands (and version that change).
 func TestRecordHistories(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("HOOKRELAY_RECORD_HISTORIES") != "1" {
 		t.Skip("set HOOKRELAY_RECORD_HISTORIES=1 to record Delivery histories")
 	}
 	c := testenv.Client(t)
 	st := testenv.Store(t)
-	startWorkers(t, c, st)
+	s := startWorkers(t, c, st)
 	fs := make([]*fixture, len(recordings))
 	for i, r := range recordings {
 		fs[i] = newFixtureOn(t, st, r.policy, r.retryPolicy, r.script)
 		if r.endpoint != "" {
 			fs[i].setEndpointState(t, r.endpoint)
 		}
-		startDelivery(t, c, fs[i])
+		startDelivery(t, c, s, fs[i])
 	}
 	for i, r := range recordings {
 		if r.signal != "" {
@@ -142,6 +143,7 @@ func writeHistory(t *testing.T, c client.Client, workflowID, path string) {
 // commands for a recorded history (non-determinism) fails here. It needs no
 // server.
 func TestReplayRecordedHistories(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,12 +15,13 @@ import (
 // gets three attempts, recorded in PostgreSQL, whose start times are the
 // policy's gaps apart (within 1 s), and the delivery ends delivered.
 func TestDeliveryOnRealServers(t *testing.T) {
+	t.Parallel()
 	c := testenv.Client(t)
 	st := testenv.Store(t)
-	startWorkers(t, c, st)
+	s := startWorkers(t, c, st)
 	f := newFixtureOn(t, st, policies.NameCustom, `{"custom": {"kind": "gaps", "seconds": [1, 2]}}`,
 		failFirst(2, http.StatusServiceUnavailable))
-	startDelivery(t, c, f)
+	startDelivery(t, c, s, f)
 	res := awaitDelivery(t, c, f, 2*time.Minute)
 	f.check(t, outcome{res: res}, want{status: "delivered", attempts: 3})
 	as := f.attempts(t)

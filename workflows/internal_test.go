@@ -42,6 +42,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // 10 s then 20 s, and the delivery ends delivered after one counted attempt,
 // its subscription still active.
 func TestInternalFailureIsNotAnAttempt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameSAP, "", always(http.StatusOK))
 	failAttemptInserts(t, f, 2)
 	out := f.run(t)
@@ -63,6 +64,7 @@ func TestInternalFailureIsNotAnAttempt(t *testing.T) {
 // still ends by its policy's deadline (POLICIES.md §eventgrid-edge: 7,200 s),
 // with the reason saying why, instead of running for ever.
 func TestInternalFailurePastDeadline(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, `{"ttl_seconds": 120}`, always(http.StatusOK))
 	failAttemptInserts(t, f, 9)
 	out := f.run(t)
@@ -83,6 +85,7 @@ func TestInternalFailurePastDeadline(t *testing.T) {
 // must not wait for its 48-hour limit (POLICIES.md §workfront): it sees the
 // endpoint enabled when it records itself waiting, and delivers at once.
 func TestReEnabledBeforeWaiting(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
 	f.setEndpointState(t, "disabled")
 	flipped := false
@@ -108,6 +111,7 @@ func TestReEnabledBeforeWaiting(t *testing.T) {
 // failing edge delivery gets its first attempt and the 1-minute retry; the
 // next, 10 minutes later, would come after the TTL.
 func TestTTLCountsFromPublication(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, `{"ttl_seconds": 1800}`, always(http.StatusServiceUnavailable))
 	env := f.newEnv()
 	var timers []time.Duration
@@ -129,6 +133,7 @@ func TestTTLCountsFromPublication(t *testing.T) {
 // once) does not use up the batch's attempts (POLICIES.md §eventgrid-edge):
 // the batch backs off 10 s and is delivered after one counted attempt.
 func TestBatchInternalFailureIsNotAnAttempt(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 3, "", always(http.StatusOK))
 	failAttemptInserts(t, f.fixture, 1)
 	res, timers := f.run(t)

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -16,32 +14,20 @@ import (
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
-// startWorkers serves hookrelay's three task queues on the shared dev server
-// with the real workflow and activities on st, as `hookrelay worker` does,
-// until the test ends. Tests that call it must not run in parallel: the
-// task queue names are fixed.
-func startWorkers(t *testing.T, c client.Client, st *store.Store) {
+// startWorkers serves hookrelay's task queues on the shared dev server with
+// the real workflows and activities on st, as `hookrelay worker` does, on
+// queues of the test's own, until the test ends. It returns the starter of
+// those queues.
+func startWorkers(t *testing.T, c client.Client, st *store.Store) *starter.Starter {
 	t.Helper()
-	acts := activities.New(st, testenv.Logger())
-	main := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
-	httpOpts := sdkworker.Options{DisableWorkflowWorker: true}
-	deliveries := sdkworker.New(c, workflows.DeliveriesQueue, httpOpts)
-	retries := sdkworker.New(c, workflows.RetriesQueue, httpOpts)
-	worker.Register(main, deliveries, retries, acts)
-	for _, w := range []sdkworker.Worker{main, deliveries, retries} {
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-	}
+	return testenv.Worker(t, c, st, worker.Options{})
 }
 
 // startDelivery starts f's Delivery workflow the way the API does, and
 // terminates it at the end of the test if it is still running then.
-func startDelivery(t *testing.T, c client.Client, f *fixture) {
+func startDelivery(t *testing.T, c client.Client, s *starter.Starter, f *fixture) {
 	t.Helper()
 	ctx := context.Background()
-	s := &starter.Starter{Store: f.st, Temporal: c, Logger: testenv.Logger()}
 	if err := s.Start(ctx, []store.Delivery{f.delivery}); err != nil {
 		t.Fatal(err)
 	}

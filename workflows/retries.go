@@ -6,7 +6,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -14,10 +13,10 @@ import (
 // makes an attempt, how waiting for the endpoint and the in-flight status
 // are recorded, and how the end is.
 type steps interface {
-	attempt(scheduled time.Time, probe bool) (activities.DeliverResult, error)
+	attempt(scheduled time.Time, probe bool) (DeliverResult, error)
 	waitForEndpoint() (probe bool, ok bool)
-	setStatus(status string, next *time.Time) string
-	finish(status, reason string) (DeliveryResult, error)
+	setStatus(status policies.Status, next *time.Time) string
+	finish(status policies.Status, reason string) (DeliveryResult, error)
 }
 
 // retries is what a Delivery or a Batch keeps between its attempts, and the
@@ -27,7 +26,7 @@ type retries struct {
 	policy policies.Policy
 	seed   uint64
 	pr     policies.Progress
-	last   activities.DeliverResult
+	last   DeliverResult
 	// internalFailures counts consecutive failures of hookrelay itself.
 	internalFailures int
 }
@@ -53,7 +52,7 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 				scheduled = workflow.Now(r.ctx)
 				continue
 			}
-			res = activities.DeliverResult{ErrorKind: "internal", Error: err.Error()}
+			res = DeliverResult{ErrorKind: "internal", Error: err.Error()}
 		}
 		r.internalFailures = 0
 		if res.Skipped {
@@ -80,15 +79,15 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 
 // judge reads the last attempt under the policy: the final status and its
 // reason when the retries are over, else when the next attempt is due.
-func (r *retries) judge() (due time.Time, status, reason string) {
+func (r *retries) judge() (due time.Time, status policies.Status, reason string) {
 	now := workflow.Now(r.ctx)
 	switch r.policy.Classify(r.last.StatusCode) {
 	case policies.Delivered:
-		return time.Time{}, "delivered", ""
+		return time.Time{}, policies.StatusDelivered, ""
 	case policies.Undeliverable:
-		status := "dropped"
+		status := policies.StatusDropped
 		if r.policy.DeadLettering {
-			status = "dead_lettered"
+			status = policies.StatusDeadLettered
 		}
 		return time.Time{}, status, fmt.Sprintf("Undeliverable: HTTP %d", r.last.StatusCode)
 	}
@@ -108,7 +107,7 @@ func (r *retries) judge() (due time.Time, status, reason string) {
 // retried, so that it never pushes the retry back; at least 1 ms keeps one
 // timer command per retry (replay-safe) when it took longer than the wait.
 func (r *retries) waitUntil(s steps, due time.Time) error {
-	s.setStatus("retrying", &due)
+	s.setStatus(policies.StatusRetrying, &due)
 	wait := max(due.Sub(workflow.Now(r.ctx)), time.Millisecond)
 	return workflow.NewTimer(r.ctx, wait).Get(r.ctx, nil)
 }

@@ -14,6 +14,7 @@ import (
 // comes 2^3 = 8 s after the failed original; its success delivers the event
 // and the subscription stays active.
 func TestSAPSuccessAfterFailure(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameSAP, "", failFirst(1, http.StatusInternalServerError))
 	out := f.run(t)
 	f.check(t, out, want{status: "delivered", attempts: 2, timers: secList(8)})
@@ -28,6 +29,7 @@ func TestSAPSuccessAfterFailure(t *testing.T) {
 // deactivated and the event queued, and later events for it are queued at
 // once without a request.
 func TestSAPExhaustedDeactivatesAndQueues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameSAP, "", always(http.StatusServiceUnavailable))
 	out := f.run(t)
 	f.check(t, out, want{status: "queued", attempts: 6, reason: string(policies.MaxAttemptsExceeded),
@@ -50,6 +52,7 @@ func TestSAPExhaustedDeactivatesAndQueues(t *testing.T) {
 // TestSAPMoreRetries: POLICIES.md §sap: "the default is 5 retries,
 // configurable". max_attempts 8 extends the 2^(3x) formula to 7 retries.
 func TestSAPMoreRetries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameSAP, `{"max_attempts": 8}`, always(http.StatusBadGateway))
 	out := f.run(t)
 	f.check(t, out, want{status: "queued", attempts: 8, reason: string(policies.MaxAttemptsExceeded),

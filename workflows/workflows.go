@@ -8,16 +8,44 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/policies"
 )
 
-// Task queues. Workflows and bookkeeping run on TaskQueue; first attempts on
-// DeliveriesQueue and retries on RetriesQueue, so that failing messages never
-// hold up the near real-time flow (POLICIES.md §workfront).
-const (
-	TaskQueue       = "hookrelay"
-	DeliveriesQueue = "hookrelay-deliveries"
-	RetriesQueue    = "hookrelay-retries"
-)
+// DefaultQueuePrefix names the task queues hookrelay runs on by default.
+const DefaultQueuePrefix = "hookrelay"
+
+// Queues are hookrelay's task queues. Workflows and bookkeeping run on Main;
+// first attempts on Deliveries and retries on Retries, so that failing
+// messages never hold up the near real-time flow (POLICIES.md §workfront).
+type Queues struct {
+	Main, Deliveries, Retries string
+}
+
+// QueuesFor names the task queues of a prefix: the prefix itself for
+// workflows, and "-deliveries" and "-retries" after it. A workflow finds its
+// attempt queues from its own queue, so tests can run side by side, each on
+// its own prefix.
+func QueuesFor(prefix string) Queues {
+	return Queues{Main: prefix, Deliveries: prefix + "-deliveries", Retries: prefix + "-retries"}
+}
+
+// DefaultQueues are the queues of DefaultQueuePrefix.
+func DefaultQueues() Queues { return QueuesFor(DefaultQueuePrefix) }
+
+// OrDefault is q, or DefaultQueues when q is the zero value.
+func (q Queues) OrDefault() Queues {
+	if q.Main == "" {
+		return DefaultQueues()
+	}
+	return q
+}
+
+// queuesOf are the queues of the workflow running in ctx.
+func queuesOf(ctx workflow.Context) Queues {
+	return QueuesFor(workflow.GetInfo(ctx).TaskQueueName)
+}
 
 // Search attributes set on delivery (and endpoint) workflows, so the Web UI can
 // list, say, every failing delivery of one endpoint.
@@ -41,6 +69,18 @@ func SearchAttributes() map[string]string {
 	}
 }
 
+// DeliveryWorkflowID is the id of a delivery's workflow:
+// "delivery/<event>/<subscription>" for the first delivery of an event to a
+// subscription, with "/<delivery id>" after it for a follow-up (a redrive, a
+// retry or a redelivery), so no id is ever reused.
+func DeliveryWorkflowID(eventID, subscriptionID, followUpID string) string {
+	id := "delivery/" + eventID + "/" + subscriptionID
+	if followUpID != "" {
+		id += "/" + followUpID
+	}
+	return id
+}
+
 // DeliveryStartOptions are the options a Delivery workflow is started with:
 // its deterministic id (never reused, so a delivery runs once however often
 // it is started), its search attributes and a memo with the URL. Eager start
@@ -48,10 +88,10 @@ func SearchAttributes() map[string]string {
 // (`hookrelay dev` shares one client between the API and the worker), which
 // then makes the first attempt without a trip through matching; without
 // such a worker (`hookrelay api` apart) the start is a normal one.
-func DeliveryStartOptions(workflowID string, in DeliveryInput) client.StartWorkflowOptions {
+func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    workflowID,
-		TaskQueue:             TaskQueue,
+		TaskQueue:             q.Main,
 		EnableEagerStart:      true,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
@@ -59,9 +99,28 @@ func DeliveryStartOptions(workflowID string, in DeliveryInput) client.StartWorkf
 			AttrSubscriptionID.ValueSet(in.SubscriptionID),
 			AttrEventType.ValueSet(in.EventType),
 			AttrPolicy.ValueSet(in.Policy.Name),
-			AttrDeliveryStatus.ValueSet("pending"),
+			AttrDeliveryStatus.ValueSet(string(policies.StatusPending)),
 			AttrAttempts.ValueSet(0),
 		),
 		Memo: map[string]any{"url": in.URL},
 	}
 }
+
+// Activity names. Workflows run activities by name; the worker registers the
+// activities.Activities struct, whose methods carry these names (and Deliver
+// and DeliverBatch on the deliveries and retries queues).
+const (
+	ActivityDeliver                 = "Deliver"
+	ActivityDeliverBatch            = "DeliverBatch"
+	ActivitySetStatus               = "SetStatus"
+	ActivityFinish                  = "Finish"
+	ActivitySetBatchStatus          = "SetBatchStatus"
+	ActivityFinishBatch             = "FinishBatch"
+	ActivityClaimBatch              = "ClaimBatch"
+	ActivityEndpointSnapshot        = "EndpointSnapshot"
+	ActivityRecordStateChange       = "RecordStateChange"
+	ActivityPickProbe               = "PickProbe"
+	ActivityReleaseWaiting          = "ReleaseWaiting"
+	ActivityValidateEventGrid       = "ValidateEventGrid"
+	ActivityFailEventGridValidation = "FailEventGridValidation"
+)

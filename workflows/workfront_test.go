@@ -25,6 +25,7 @@ func workfrontOffsets() []time.Duration {
 // then success: the retries come 84.8 s and 254.4 s after the first failure
 // (timers of 84.8 s and 169.6 s), and the delivery ends delivered.
 func TestWorkfrontSuccessAfterFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", failFirst(2, http.StatusServiceUnavailable))
 	out := f.run(t)
 	f.check(t, out, want{status: "delivered", attempts: 3, timers: secList(84.8, 169.6)})
@@ -38,6 +39,7 @@ func TestWorkfrontSuccessAfterFailures(t *testing.T) {
 // offset reading: timers 84.8 s, 169.6 s, 339.2 s, ... doubling), then a
 // dead letter instead of the original's drop.
 func TestWorkfrontAllAttemptsFail(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusInternalServerError))
 	out := f.run(t)
 	var timers []time.Duration
@@ -60,6 +62,7 @@ func TestWorkfrontAllAttemptsFail(t *testing.T) {
 // its own 48-hour limit (a timer to the last retry's offset, 173,585.6 s);
 // the release signal after the URL is re-enabled lets it deliver.
 func TestWorkfrontWaitingReleased(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
 	f.setEndpointState(t, "disabled")
 	out := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
@@ -82,6 +85,7 @@ func TestWorkfrontWaitingReleased(t *testing.T) {
 // URL that is never re-enabled: no request, and at the limit the delivery is
 // dead-lettered as TimeToLiveExceeded.
 func TestWorkfrontWaitingDeadline(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
 	f.setEndpointState(t, "frozen")
 	out := f.run(t)
@@ -93,6 +97,7 @@ func TestWorkfrontWaitingDeadline(t *testing.T) {
 // tried, but only as a probe". A probe signal makes one attempt although the
 // endpoint is still disabled; its success delivers the message.
 func TestWorkfrontProbe(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
 	f.setEndpointState(t, "disabled")
 	out := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
@@ -104,6 +109,7 @@ func TestWorkfrontProbe(t *testing.T) {
 // TestWorkfrontLegacySuccessAfterFailures: POLICIES.md §workfront-legacy. A
 // retry every 10 minutes: three failures, then success.
 func TestWorkfrontLegacySuccessAfterFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfrontLegacy, "", failFirst(3, http.StatusBadGateway))
 	out := f.run(t)
 	f.check(t, out, want{status: "delivered", attempts: 4, timers: repeat(10*time.Minute, 3)})
@@ -113,6 +119,7 @@ func TestWorkfrontLegacySuccessAfterFailures(t *testing.T) {
 // 12 retries 10 minutes apart (two hours), then a permanent failure,
 // dead-lettered here.
 func TestWorkfrontLegacyAllAttemptsFail(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfrontLegacy, "", always(http.StatusInternalServerError))
 	out := f.run(t)
 	f.check(t, out, want{status: "dead_lettered", attempts: 13,
@@ -128,6 +135,7 @@ func TestWorkfrontLegacyAllAttemptsFail(t *testing.T) {
 // retrying status takes a while (here PostgreSQL rejects the first try and
 // Temporal retries it a second later): the retry is not pushed back by it.
 func TestWorkfrontScheduleSurvivesSlowBookkeeping(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", failFirst(1, http.StatusServiceUnavailable))
 	failFirstRetryingUpdate(t, f)
 	out := f.run(t)

@@ -1,0 +1,71 @@
+// Package eventgrid is hookrelay's Azure Event Grid and Event Grid on IoT
+// Edge mode (POLICIES.md §eventgrid, §eventgrid-edge) in one place: the
+// settings a subscription keeps, the vendor's subscription body and its
+// validation, the parsing of Event Grid and CloudEvents publishes, and the
+// request a receiver gets (body and aeg-* headers). The api, store and
+// activities packages call it; its end-to-end tests live beside it.
+package eventgrid
+
+import "encoding/json"
+
+// Event Grid modes of a subscription made through /eventgrid/subscriptions.
+const (
+	ModeCloud = "cloud"
+	ModeEdge  = "edge"
+)
+
+// Event delivery schemas (POLICIES.md §eventgrid).
+const (
+	SchemaEventGrid   = "EventGridSchema"
+	SchemaCloudEvents = "CloudEventSchemaV1_0"
+)
+
+// Validation states of an Event Grid subscription: a cloud WebHook waits for
+// the validation handshake (pending) before its events are started.
+const (
+	ValidationPending      = "pending"
+	ValidationSucceeded    = "succeeded"
+	ValidationFailed       = "failed"
+	ValidationPreValidated = "prevalidated"
+	ValidationNone         = "none" // edge subscriptions: no handshake
+)
+
+// Settings is what an Event Grid subscription keeps in its options
+// (under "eventgrid") for delivery time: the schema, the batching bounds, the
+// validation state and the vendor JSON it was created with.
+type Settings struct {
+	Mode                 string          `json:"mode"`
+	Schema               string          `json:"schema"`
+	Validation           string          `json:"validation"`
+	ValidationCode       string          `json:"validation_code,omitempty"`
+	MaxEventsPerBatch    int             `json:"max_events_per_batch,omitempty"`
+	PreferredBatchSizeKB int             `json:"preferred_batch_size_kb,omitempty"`
+	RaiseDeadLetterEvent bool            `json:"raise_dead_letter_event,omitempty"`
+	Request              json.RawMessage `json:"request,omitempty"`
+}
+
+// eventGridOptions is the options document of an Event Grid subscription.
+type eventGridOptions struct {
+	EventGrid *Settings `json:"eventgrid"`
+}
+
+// Of returns the Event Grid settings in a subscription's options, or
+// nil when it is not an Event Grid subscription.
+func Of(options []byte) *Settings {
+	var o eventGridOptions
+	if len(options) == 0 || json.Unmarshal(options, &o) != nil {
+		return nil
+	}
+	return o.EventGrid
+}
+
+// Options encodes s as a subscription's options.
+func Options(s Settings) []byte {
+	b, _ := json.Marshal(eventGridOptions{EventGrid: &s})
+	return b
+}
+
+// Awaiting reports whether the subscription still waits for its handshake.
+func (s *Settings) Awaiting() bool {
+	return s != nil && (s.Validation == ValidationPending || s.Validation == ValidationFailed)
+}

@@ -1,0 +1,94 @@
+// Package health is endpoint health (POLICIES.md §workfront circuit breaker)
+// as one service for the API and the activities: an endpoint's snapshot and
+// effective thresholds, read from PostgreSQL, and the signals that start or
+// reach its Endpoint workflow.
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/starter"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// Service reads endpoint health and signals endpoint workflows.
+type Service struct {
+	Store *store.Store
+	// Temporal signals the endpoint workflows; nil turns signalling off.
+	Temporal client.Client
+	// Queues are the task queues endpoint workflows start on; zero means
+	// workflows.DefaultQueues.
+	Queues workflows.Queues
+}
+
+// Snapshot reads the endpoint's state and counters, with the sums of its
+// sliding window, and its effective thresholds: h with the endpoint's own
+// overrides applied.
+func (s *Service) Snapshot(ctx context.Context, endpointID string, h policies.Health) (workflows.SnapshotResult, error) {
+	now := time.Now()
+	c, err := s.Store.EndpointHealth(ctx, endpointID, h.Window, now)
+	if err != nil {
+		return workflows.SnapshotResult{}, err
+	}
+	eff, err := Effective(h, c.Health)
+	if err != nil {
+		return workflows.SnapshotResult{}, err
+	}
+	if eff.Window != h.Window {
+		if c, err = s.Store.EndpointHealth(ctx, endpointID, eff.Window, now); err != nil {
+			return workflows.SnapshotResult{}, err
+		}
+	}
+	return workflows.SnapshotResult{Health: eff, Snapshot: policies.Snapshot{
+		State: c.State, WindowAttempts: c.WindowAttempts, WindowFailures: c.WindowFailures,
+		Consecutive: c.Consecutive, LastSuccessAt: c.LastSuccessAt, Now: now,
+	}}, nil
+}
+
+// Effective applies an endpoint's stored overrides to h.
+func Effective(h policies.Health, raw store.RawJSON) (policies.Health, error) {
+	if len(raw) == 0 || string(raw) == "{}" || string(raw) == "null" {
+		return h, nil
+	}
+	var o policies.HealthOverrides
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return h, fmt.Errorf("health: endpoint overrides: %w", err)
+	}
+	return o.Apply(h, "health.")
+}
+
+// PolicyHealth is the circuit breaker of the endpoint's oldest subscription's
+// policy, or Workfront's when it has none.
+func (s *Service) PolicyHealth(ctx context.Context, endpointID string) policies.Health {
+	sub, err := s.Store.EndpointSubscription(ctx, endpointID)
+	if err != nil {
+		return policies.WorkfrontHealth
+	}
+	p, err := starter.PolicyOf(sub)
+	if err != nil {
+		return policies.WorkfrontHealth
+	}
+	return p.Health
+}
+
+// Signal sends the endpoint's workflow a signal, starting it (with
+// thresholds h) if it is not running.
+func (s *Service) Signal(ctx context.Context, endpointID, name string, arg any, h policies.Health) error {
+	if s.Temporal == nil {
+		return fmt.Errorf("health: signal %s to endpoint %s: no Temporal client", name, endpointID)
+	}
+	start := workflows.EndpointInput{EndpointID: endpointID, Health: h}
+	_, err := s.Temporal.SignalWithStartWorkflow(ctx, workflows.EndpointWorkflowID(endpointID), name, arg,
+		workflows.EndpointOptions(s.Queues.OrDefault(), endpointID), workflows.EndpointWorkflowType, start)
+	if err != nil {
+		return fmt.Errorf("health: signal %s to endpoint %s: %w", name, endpointID, err)
+	}
+	return nil
+}

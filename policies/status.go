@@ -1,0 +1,46 @@
+package policies
+
+import "strings"
+
+// Status is a delivery's status: in flight (pending, retrying, waiting) or
+// final (delivered, dead-lettered, dropped, queued, or redelivered: a queued
+// delivery handed on to a fresh one).
+type Status string
+
+// Delivery statuses.
+const (
+	StatusPending      Status = "pending"
+	StatusRetrying     Status = "retrying"
+	StatusWaiting      Status = "waiting"
+	StatusDelivered    Status = "delivered"
+	StatusDeadLettered Status = "dead_lettered"
+	StatusDropped      Status = "dropped"
+	StatusQueued       Status = "queued"
+	StatusRedelivered  Status = "redelivered"
+)
+
+// InFlightStatuses are the statuses of a delivery still under way.
+var InFlightStatuses = []Status{StatusPending, StatusRetrying, StatusWaiting}
+
+// FinalStatuses are the statuses that end a delivery.
+var FinalStatuses = []Status{StatusDelivered, StatusDeadLettered, StatusDropped, StatusQueued, StatusRedelivered}
+
+// IsFinal reports whether s ends a delivery.
+func (s Status) IsFinal() bool {
+	for _, f := range FinalStatuses {
+		if s == f {
+			return true
+		}
+	}
+	return false
+}
+
+// SQLList is statuses as a parenthesised SQL list of literals, for
+// `status IN ...` (the statuses are constants, never user input).
+func SQLList(statuses []Status) string {
+	q := make([]string, len(statuses))
+	for i, s := range statuses {
+		q[i] = "'" + string(s) + "'"
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}

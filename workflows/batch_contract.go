@@ -1,0 +1,64 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// ClaimInput is the input of ClaimBatch.
+type ClaimInput struct {
+	SubscriptionID string
+	// BatchID is the id the claimed batch gets, chosen deterministically by
+	// the Batcher: a retried claim returns the batch of that id if the first
+	// try made it. Empty picks a random id.
+	BatchID string
+	// FullOnly claims nothing unless a full batch is waiting.
+	FullOnly bool
+}
+
+// ClaimResult is one claimed batch; BatchID is "" when nothing was claimed.
+type ClaimResult struct {
+	BatchID     string
+	DeliveryIDs []string
+	// Remaining counts the pending deliveries left unclaimed.
+	Remaining int
+	// Gone: the subscription was deleted and nothing is pending.
+	Gone bool
+}
+
+// DeliverBatchInput is the input of DeliverBatch: one attempt of one batch.
+type DeliverBatchInput struct {
+	BatchID     string
+	DeliveryIDs []string
+	Attempt     int // 0 is the first delivery
+	ScheduledAt time.Time
+	Timeout     time.Duration
+	// Probe makes the attempt even when the endpoint is disabled (never
+	// when it is frozen), as Deliver's does.
+	Probe   bool
+	Success []int
+	// Health is the policy's circuit breaker, for the endpoint workflow.
+	Health policies.Health
+}
+
+// BatchStatusInput is the input of SetBatchStatus.
+type BatchStatusInput struct {
+	DeliveryIDs   []string
+	Status        policies.Status
+	NextAttemptAt *time.Time
+}
+
+// FinishBatchInput is the input of FinishBatch.
+type FinishBatchInput struct {
+	DeliveryIDs []string
+	Status      policies.Status
+	Reason      string
+	LastStatus  int
+	LastError   string
+}
+
+// FinishBatchResult is the result of FinishBatch.
+type FinishBatchResult struct {
+	DeadLetterIDs []string
+}

@@ -1,0 +1,84 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// Error kinds of a failed attempt.
+const (
+	KindTimeout           = "timeout"
+	KindConnectionRefused = "connection_refused"
+	KindDNS               = "dns"
+	KindTLS               = "tls"
+	KindHTTPStatus        = "http_status"
+	KindNetwork           = "network"
+)
+
+// DeliverInput is the input of Deliver: one attempt of one delivery.
+type DeliverInput struct {
+	DeliveryID  string
+	Attempt     int // 0 is the first delivery
+	ScheduledAt time.Time
+	Timeout     time.Duration
+	// Probe makes the attempt even when the endpoint is not enabled.
+	Probe bool
+	// Success lists the status codes that count as success; empty means 2xx.
+	Success []int
+	// Health is the policy's circuit breaker, for the endpoint workflow.
+	Health policies.Health
+}
+
+// DeliverResult is what one attempt came to.
+type DeliverResult struct {
+	// Skipped is true when no request was made because the endpoint is
+	// disabled or frozen; EndpointState says which.
+	Skipped       bool
+	EndpointState string
+	StatusCode    int
+	ErrorKind     string
+	Error         string
+	DurationMs    float64
+	Success       bool
+	Counters      EndpointCounters
+}
+
+// StatusInput is the input of SetStatus.
+type StatusInput struct {
+	DeliveryID    string
+	Status        policies.Status // retrying or waiting
+	NextAttemptAt *time.Time
+}
+
+// StatusResult is the result of SetStatus.
+type StatusResult struct {
+	// EndpointState is the endpoint's state when the delivery was recorded
+	// as waiting ("" for other statuses).
+	EndpointState string
+}
+
+// FinishInput is the input of Finish.
+type FinishInput struct {
+	DeliveryID string
+	Status     policies.Status // delivered, dead_lettered, dropped or queued
+	Reason     string
+	LastStatus int
+	LastError  string
+}
+
+// FinishResult is the result of Finish.
+type FinishResult struct {
+	DeadLetterID string
+}
+
+// EndpointCounters are the endpoint's health counters after an attempt was
+// counted, as the Deliver activity reports them.
+type EndpointCounters struct {
+	EndpointID          string     `json:"endpoint_id"`
+	State               string     `json:"state"`
+	Attempts            int64      `json:"attempts"`
+	Failures            int64      `json:"failures"`
+	ConsecutiveFailures int64      `json:"consecutive_failures"`
+	LastSuccessAt       *time.Time `json:"last_success_at,omitempty"`
+}
