@@ -33,6 +33,9 @@ type Activities struct {
 	// Queues are the task queues the endpoint workflows start on; zero means
 	// workflows.DefaultQueues.
 	Queues workflows.Queues
+	// Signaler tells endpoint workflows what attempts mean for their health;
+	// nil means the health service over Temporal (none without Temporal).
+	Signaler EndpointSignaler
 	health healthGate
 }
 
