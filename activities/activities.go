@@ -36,7 +36,7 @@ type Activities struct {
 	// Signaler tells endpoint workflows what attempts mean for their health;
 	// nil means the health service over Temporal (none without Temporal).
 	Signaler EndpointSignaler
-	health healthGate
+	health   healthGate
 }
 
 // New builds Activities with an HTTP client suited to webhook delivery: no
