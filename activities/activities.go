@@ -33,7 +33,10 @@ type Activities struct {
 	// Queues are the task queues the endpoint workflows start on; zero means
 	// workflows.DefaultQueues.
 	Queues workflows.Queues
-	health healthGate
+	// Signaler tells endpoint workflows what attempts mean for their health;
+	// nil means the health service over Temporal (none without Temporal).
+	Signaler EndpointSignaler
+	health   healthGate
 }
 
 // New builds Activities with an HTTP client suited to webhook delivery: no

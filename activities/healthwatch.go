@@ -110,7 +110,8 @@ func (g *healthGate) cacheHealth(endpointID string, c cachedHealth) {
 // success while disabled), a 410 Gone, or a threshold crossed while the
 // endpoint is enabled. It never fails the attempt.
 func (a *Activities) watchHealth(ctx context.Context, in workflows.DeliverInput, rec store.Attempt, c store.Counters) {
-	if a.Temporal == nil {
+	signaler := a.signaler()
+	if signaler == nil {
 		return
 	}
 	name, arg := a.healthSignal(ctx, in, rec, c)
@@ -123,7 +124,7 @@ func (a *Activities) watchHealth(ctx context.Context, in workflows.DeliverInput,
 	if limited && !a.health.due(&a.health.signalled, c.EndpointID, time.Now(), signalEvery) {
 		return
 	}
-	if err := a.endpoints().Signal(ctx, c.EndpointID, name, arg, in.Health); err != nil {
+	if err := signaler.Signal(ctx, c.EndpointID, name, arg, in.Health); err != nil {
 		a.Logger.ErrorContext(ctx, "endpoint_signal_failed", "endpoint_id", c.EndpointID, "signal", name, "error", err)
 		return
 	}
@@ -199,4 +200,22 @@ func (a *Activities) effectiveHealth(ctx context.Context, endpointID string, h p
 		return h
 	}
 	return eff
+}
+
+// EndpointSignaler sends a signal to an endpoint's workflow, starting it with
+// thresholds h if needed: health.Service in production, a function field in
+// fast unit tests (mock.EndpointSignaler).
+type EndpointSignaler interface {
+	Signal(ctx context.Context, endpointID, name string, arg any, h policies.Health) error
+}
+
+// signaler is a.Signaler, or the health service when Temporal is set.
+func (a *Activities) signaler() EndpointSignaler {
+	if a.Signaler != nil {
+		return a.Signaler
+	}
+	if a.Temporal == nil {
+		return nil
+	}
+	return a.endpoints()
 }

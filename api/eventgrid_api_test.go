@@ -194,8 +194,8 @@ func TestEventGridPublishBadInput(t *testing.T) {
 	e := testAPI(t, st, nil)
 	const (
 		js    = "application/json"
-		ce    = ContentTypeCloudEvent
-		batch = ContentTypeCloudEventBatch
+		ce    = eventgrid.ContentTypeCloudEvent
+		batch = eventgrid.ContentTypeCloudEventBatch
 		ok    = `{"id":"e1","eventType":"order.created","subject":"/orders/1","eventTime":"2024-01-01T00:00:00Z","data":{}}`
 		okCE  = `{"specversion":"1.0","id":"c1","source":"/orders","type":"order.created","data":{}}`
 	)

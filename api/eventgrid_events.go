@@ -6,33 +6,13 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"regexp"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 )
-
-// CloudEvents content types (structured mode).
-const (
-	ContentTypeCloudEvent      = "application/cloudevents+json"
-	ContentTypeCloudEventBatch = "application/cloudevents-batch+json"
-)
-
-// EventGridEvent is one event in the Event Grid schema.
-type EventGridEvent struct {
-	ID              string          `json:"id"`
-	Topic           string          `json:"topic"`
-	Subject         string          `json:"subject"`
-	EventType       string          `json:"eventType"`
-	EventTime       string          `json:"eventTime"` // RFC 3339
-	Data            json.RawMessage `json:"data"`
-	DataVersion     string          `json:"dataVersion"`
-	MetadataVersion string          `json:"metadataVersion"`
-}
 
 // inbound is one event to publish with its schema fields.
 type inbound struct {
@@ -59,15 +39,15 @@ func (s *Server) publishEventGrid(c echo.Context) error {
 	mt, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	var in []inbound
 	switch mt {
-	case ContentTypeCloudEventBatch:
+	case eventgrid.ContentTypeCloudEventBatch:
 		in, err = parseCloudEvents(body, true)
-	case ContentTypeCloudEvent:
+	case eventgrid.ContentTypeCloudEvent:
 		in, err = parseCloudEvents(body, false)
 	case "", echo.MIMEApplicationJSON:
 		in, err = parseEventGridEvents(body)
 	default:
 		return invalid(echo.HeaderContentType, "Content-Type must be %s, %s or %s, got %q",
-			echo.MIMEApplicationJSON, ContentTypeCloudEvent, ContentTypeCloudEventBatch, mt)
+			echo.MIMEApplicationJSON, eventgrid.ContentTypeCloudEvent, eventgrid.ContentTypeCloudEventBatch, mt)
 	}
 	if err != nil {
 		return err
@@ -120,7 +100,7 @@ func parseEventGridEvents(body []byte) ([]inbound, error) {
 
 // parseEventGridEvent decodes and checks the event at index idx.
 func parseEventGridEvent(raw json.RawMessage, idx string) (inbound, error) {
-	var e EventGridEvent
+	var e eventgrid.Event
 	if err := decodeVendor(raw, &e); err != nil {
 		var apiErr *Error
 		if !errors.As(err, &apiErr) {
@@ -132,34 +112,9 @@ func parseEventGridEvent(raw json.RawMessage, idx string) (inbound, error) {
 		}
 		return inbound{}, invalid(field, "%s: %s", idx, apiErr.Message)
 	}
-	p := idx + "."
-	at, timeErr := time.Parse(time.RFC3339Nano, e.EventTime)
-	switch {
-	case e.ID == "" || len(e.ID) > 200:
-		return inbound{}, invalid(p+"id", "id is required (at most 200 characters)")
-	case e.EventType == "" || len(e.EventType) > 200:
-		return inbound{}, invalid(p+"eventType", "eventType is required (at most 200 characters)")
-	case e.Subject == "":
-		return inbound{}, invalid(p+"subject", "subject is required")
-	case e.EventTime == "":
-		return inbound{}, invalid(p+"eventTime", "eventTime is required")
-	case timeErr != nil:
-		return inbound{}, invalid(p+"eventTime", "eventTime must be an RFC 3339 timestamp, got %q", e.EventTime)
-	case e.MetadataVersion != "" && e.MetadataVersion != "1":
-		return inbound{}, invalid(p+"metadataVersion", `metadataVersion must be "1"`)
-	}
-	data := e.Data
-	if len(data) == 0 {
-		data = json.RawMessage("null")
-	}
-	return inbound{
-		ev:     store.Event{ExternalID: e.ID, Type: e.EventType, Subject: e.Subject, Data: store.RawJSON(data), OccurredAt: at},
-		fields: store.EventFields{DataVersion: e.DataVersion, Source: e.Topic},
-	}, nil
+	in, err := eventgrid.CheckEvent(e, idx)
+	return inboundOf(in), err
 }
-
-// ceExtension is the CloudEvents rule for attribute names.
-var ceExtension = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
 
 // parseCloudEvents reads one CloudEvents 1.0 event or a batch of them.
 func parseCloudEvents(body []byte, batch bool) ([]inbound, error) {
@@ -184,76 +139,20 @@ func parseCloudEvents(body []byte, batch bool) ([]inbound, error) {
 		if batch {
 			p = "[" + strconv.Itoa(i) + "]."
 		}
-		e, err := parseCloudEvent(r, p)
+		e, err := eventgrid.ParseCloudEvent(r, p)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, e)
+		out = append(out, inboundOf(e))
 	}
 	return out, nil
 }
 
-// parseCloudEvent maps one CloudEvent; unknown attributes are extensions.
-func parseCloudEvent(r map[string]json.RawMessage, p string) (inbound, error) {
-	str := func(k string) (string, error) {
-		var v string
-		if raw, ok := r[k]; ok && json.Unmarshal(raw, &v) != nil {
-			return "", invalid(p+k, "%s must be a string", k)
-		}
-		return v, nil
+// inboundOf is an Event Grid event as store.Publish takes it.
+func inboundOf(e eventgrid.Inbound) inbound {
+	return inbound{
+		ev: store.Event{ExternalID: e.ID, Type: e.Type, Subject: e.Subject, Data: store.RawJSON(e.Data), OccurredAt: e.Time},
+		fields: store.EventFields{Source: e.Source, DataVersion: e.DataVersion, DataContentType: e.DataContentType,
+			Extensions: store.RawJSON(e.Extensions)},
 	}
-	attrs := map[string]string{}
-	for _, k := range []string{"specversion", "id", "source", "type", "subject", "time", "datacontenttype", "dataschema"} {
-		v, err := str(k)
-		if err != nil {
-			return inbound{}, err
-		}
-		attrs[k] = v
-	}
-	if attrs["specversion"] != "1.0" {
-		return inbound{}, invalid(p+"specversion", `specversion must be "1.0"`)
-	}
-	for _, k := range []string{"id", "source", "type"} {
-		if attrs[k] == "" || len(attrs[k]) > 200 {
-			return inbound{}, invalid(p+k, "%s is required (at most 200 characters)", k)
-		}
-	}
-	if _, ok := r["data_base64"]; ok {
-		return inbound{}, invalid(p+"data_base64", "binary data (data_base64) is not supported; send JSON data")
-	}
-	e := inbound{
-		ev: store.Event{ExternalID: attrs["id"], Type: attrs["type"], Subject: attrs["subject"], Data: store.RawJSON("null")},
-		fields: store.EventFields{Source: attrs["source"], DataContentType: attrs["datacontenttype"],
-			DataVersion: attrs["dataschema"]},
-	}
-	if d, ok := r["data"]; ok {
-		e.ev.Data = store.RawJSON(d)
-	}
-	if t := attrs["time"]; t != "" {
-		at, err := time.Parse(time.RFC3339Nano, t)
-		if err != nil {
-			return inbound{}, invalid(p+"time", "time must be an RFC 3339 timestamp")
-		}
-		e.ev.OccurredAt = at
-	}
-	ext, err := extensions(r, p)
-	e.fields.Extensions = ext
-	return e, err
-}
-
-// extensions collects the extension attributes of a CloudEvent.
-func extensions(r map[string]json.RawMessage, p string) (store.RawJSON, error) {
-	known := "specversion id source type subject time datacontenttype dataschema data"
-	ext := map[string]json.RawMessage{}
-	for k, v := range r {
-		if strings.Contains(" "+known+" ", " "+k+" ") {
-			continue
-		}
-		if !ceExtension.MatchString(k) {
-			return nil, invalid(p+k, "extension attribute names are 1 to 20 lowercase letters or digits")
-		}
-		ext[k] = v
-	}
-	b, _ := json.Marshal(ext)
-	return b, nil
 }

@@ -75,16 +75,7 @@ func skipOrFail(t testing.TB, what string, err error) {
 // new, empty database for this test.
 func DatabaseURL(t testing.TB) string {
 	t.Helper()
-	mu.Lock()
-	defer mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	startCluster(ctx, t)
-	url, err := pg.CreateDatabase(ctx, databaseName(t))
-	if err != nil {
-		t.Fatalf("testenv: create database: %v", err)
-	}
-	return url
+	return newDatabase(t, false)
 }
 
 // databaseName is a new database name for the test.
@@ -113,7 +104,7 @@ func sanitize(name string) string {
 func Store(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, migratedURL(t))
+	st, err := store.Open(ctx, newDatabase(t, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,15 +130,31 @@ func startCluster(ctx context.Context, t testing.TB) {
 	pg, pgDir = p, dir
 }
 
-// migratedURL is the URL of a new database copied from the migrated
-// template, which it makes on first use.
-func migratedURL(t testing.TB) string {
+// newDatabase starts the shared cluster if needed and returns the URL of a
+// new database for the test: empty, or, when migrated, a copy of the
+// migrated template (made on first use).
+func newDatabase(t testing.TB, migrated bool) string {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	startCluster(ctx, t)
+	from := ""
+	if migrated {
+		from = migratedTemplate(ctx, t)
+	}
+	url, err := pg.CreateDatabaseFrom(ctx, databaseName(t), from)
+	if err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	return url
+}
+
+// migratedTemplate is the name of the migrated template database, made on
+// first use; mu is held.
+func migratedTemplate(ctx context.Context, t testing.TB) string {
+	t.Helper()
 	if template == "" {
 		name := fmt.Sprintf("template_%d", os.Getpid())
 		if err := migrateTemplate(ctx, name); err != nil {
@@ -155,11 +162,7 @@ func migratedURL(t testing.TB) string {
 		}
 		template = name
 	}
-	url, err := pg.CreateDatabaseFrom(ctx, databaseName(t), template)
-	if err != nil {
-		t.Fatalf("testenv: create database: %v", err)
-	}
-	return url
+	return template
 }
 
 // migrateTemplate creates database name and applies the migrations to it,

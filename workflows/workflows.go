@@ -62,11 +62,13 @@ var (
 // SearchAttributes lists every search attribute hookrelay uses with its type,
 // for registering them with a Temporal server.
 func SearchAttributes() map[string]string {
-	return map[string]string{
-		"EndpointId": "Keyword", "SubscriptionId": "Keyword", "EventType": "Keyword",
-		"Policy": "Keyword", "DeliveryStatus": "Keyword", "Attempts": "Int",
-		"EndpointState": "Keyword",
+	m := map[string]string{}
+	for _, k := range []temporal.SearchAttributeKeyKeyword{AttrEndpointID, AttrSubscriptionID, AttrEventType,
+		AttrPolicy, AttrDeliveryStatus, AttrEndpointState} {
+		m[k.GetName()] = "Keyword"
 	}
+	m[AttrAttempts.GetName()] = "Int"
+	return m
 }
 
 // DeliveryWorkflowID is the id of a delivery's workflow:
