@@ -39,11 +39,17 @@ type Activities struct {
 	health   healthGate
 }
 
+// MaxResponseHeaderBytes bounds the response headers the HTTP client reads.
+const MaxResponseHeaderBytes = 64 << 10
+
 // New builds Activities with an HTTP client suited to webhook delivery: no
 // redirects followed, per-attempt timeouts come from the policy.
 func New(st *store.Store, logger *slog.Logger) *Activities {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
+	// A receiver's headers are read into memory: a larger answer fails the
+	// attempt instead (only HeaderBudget of them is kept anyway).
+	tr.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	tr.IdleConnTimeout = 90 * time.Second
 	return &Activities{
 		Store: st,

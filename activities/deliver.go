@@ -10,7 +10,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -74,16 +76,39 @@ func (a *Activities) post(ctx context.Context, t store.Target, in workflows.Deli
 		return rec
 	}
 	defer resp.Body.Close()
-	prefix, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.BodyLimit)))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	rec.DurationMs = msSince(rec.StartedAt)
 	rec.StatusCode = resp.StatusCode
-	rec.ResponseBody = string(bytes.ToValidUTF8(prefix, []byte("?")))
 	rec.ResponseHeaders = headerJSON(resp.Header)
+	prefix, err := a.readResponse(resp.Body)
+	rec.DurationMs = msSince(rec.StartedAt)
+	rec.ResponseBody = string(bytes.ToValidUTF8(prefix, []byte("?")))
+	if err != nil {
+		// A response not read whole within the timeout is a failed attempt,
+		// whatever its status line said: no status code is judged.
+		rec.ErrorKind = errorKind(err)
+		rec.ErrorMessage = fmt.Sprintf("reading the response (%s): %v", resp.Status, err)
+		rec.StatusCode = 0
+		return rec
+	}
 	if !policies.IsSuccessCode(in.Success, resp.StatusCode) {
 		rec.ErrorKind, rec.ErrorMessage = workflows.KindHTTPStatus, resp.Status
 	}
 	return rec
+}
+
+// maxDrain bounds how much of a response body is read (and dropped) after
+// the excerpt kept: a longer body is not read to its end.
+const maxDrain = 1 << 20
+
+// readResponse reads the excerpt kept of a response body and drains the
+// rest (up to maxDrain), returning an error when the body could not be read
+// to its end in time (the attempt's timeout ends it).
+func (a *Activities) readResponse(body io.Reader) ([]byte, error) {
+	prefix, err := io.ReadAll(io.LimitReader(body, int64(a.BodyLimit)))
+	if err != nil {
+		return prefix, err
+	}
+	_, err = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	return prefix, err
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
@@ -122,15 +147,42 @@ func requestBody(t store.Target) ([]byte, error) {
 	return b, nil
 }
 
+// HeaderBudget bounds the response headers kept with an attempt: names and
+// first values, in name order, HeaderBudget bytes in all; what does not fit
+// is cut, marked by TruncatedMarker (and the header TruncatedHeader counts
+// the headers left out).
+const (
+	HeaderBudget    = 8 << 10
+	TruncatedMarker = "...[truncated]"
+	TruncatedHeader = "X-Hookrelay-Truncated"
+)
+
 func headerJSON(h http.Header) store.RawJSON {
-	flat := make(map[string]string, len(h))
+	names := make([]string, 0, len(h))
 	for k, v := range h {
 		if len(v) > 0 {
-			flat[k] = v[0]
+			names = append(names, k)
 		}
 	}
-	b, _ := json.Marshal(flat)
-	return b
+	sort.Strings(names)
+	flat := make(map[string]string, len(names))
+	left := HeaderBudget
+	for i, k := range names {
+		v := h[k][0]
+		if len(k)+len(TruncatedMarker) >= left {
+			flat[TruncatedHeader] = strconv.Itoa(len(names)-i) + " headers left out"
+			break
+		}
+		if len(k)+len(v) > left {
+			v = strings.ToValidUTF8(v[:left-len(k)-len(TruncatedMarker)], "") + TruncatedMarker
+		}
+		flat[k], left = v, left-len(k)-len(v)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(flat)
+	return bytes.TrimSpace(b.Bytes())
 }
 
 // errorKind names the class of a transport error.

@@ -38,6 +38,7 @@ func New(s *Server) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(middleware.BodyLimit("1M"))
+	e.Use(checkParams)
 	e.Use(s.authenticate)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

@@ -85,9 +85,9 @@ func tooLarge() *Error {
 // decode reads the JSON request body into v strictly: one object, no unknown
 // fields, types as declared. Its errors say what is wrong and where.
 func decode(c echo.Context, v any) error {
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c)
 	if err != nil {
-		return tooLarge()
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

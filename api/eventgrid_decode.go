@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"reflect"
 	"sort"
 	"strings"
@@ -13,12 +12,16 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// readBody reads the request body (Echo's BodyLimit bounds it).
+// readBody reads the request body (Echo's BodyLimit bounds it) and refuses
+// text PostgreSQL cannot store (checkJSONText). Every handler reads its body
+// through it.
 func readBody(c echo.Context) ([]byte, error) {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
-			Message: fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
+		return nil, tooLarge()
+	}
+	if err := checkJSONText(body); err != nil {
+		return nil, err
 	}
 	return body, nil
 }

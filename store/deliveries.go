@@ -142,6 +142,9 @@ func (s *Store) FollowUp(ctx context.Context, prev Delivery, redrive bool) (Deli
 	}
 	d := followUp(prev)
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := noFollowUpInFlight(ctx, tx, prev.ID); err != nil {
+			return err
+		}
 		if err := insertDelivery(ctx, tx, &d); err != nil {
 			return err
 		}
@@ -218,3 +221,22 @@ func newDelivery(of Delivery, prev *Delivery) Delivery {
 // followUp is a fresh delivery of prev's event to prev's subscription, linked
 // to prev: a redrive, a retry or a redelivery.
 func followUp(prev Delivery) Delivery { return newDelivery(prev, &prev) }
+
+// noFollowUpInFlight refuses a second follow-up of prev while one is still in
+// flight (one retry at a time per delivery). It locks prev's row, so two
+// concurrent follow-ups of prev are taken one after the other.
+func noFollowUpInFlight(ctx context.Context, tx *sqlx.Tx, prevID string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE`, prevID); err != nil {
+		return fmt.Errorf("store: lock delivery %s: %w", prevID, err)
+	}
+	var inFlight []string
+	err := tx.SelectContext(ctx, &inFlight, `SELECT id FROM deliveries
+		WHERE previous_id = $1 AND status IN `+inFlightSQL+` LIMIT 1`, prevID)
+	if err != nil {
+		return fmt.Errorf("store: follow-ups of %s: %w", prevID, err)
+	}
+	if len(inFlight) > 0 {
+		return fmt.Errorf("delivery %s already has a retry in flight (%s): %w", prevID, inFlight[0], ErrConflict)
+	}
+	return nil
+}
