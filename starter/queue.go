@@ -149,18 +149,11 @@ func (q *Queue) start(ctx context.Context, ds []store.Delivery) {
 // wait and how long the last one started had waited, while that is more
 // than lagWorthReporting or deliveries are waiting.
 func (q *Queue) reportLag(ctx context.Context) {
-	t := time.NewTicker(lagReportEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	Every(ctx, lagReportEvery, func(ctx context.Context) {
 		wait := time.Duration(q.lastWaitNs.Load())
 		if n := len(q.ch); n > 0 || wait > lagWorthReporting {
 			q.Starter.Logger.WarnContext(ctx, "start_queue_lag", "queued", n, "last_wait", wait.Round(time.Millisecond))
 		}
 		q.lastWaitNs.Store(0)
-	}
+	})
 }

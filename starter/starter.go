@@ -102,16 +102,9 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 // Sweep runs, every interval until ctx ends, one sweep (SweepOnce) of the
 // deliveries older than grace.
 func (s *Starter) Sweep(ctx context.Context, interval, grace time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	Every(ctx, interval, func(ctx context.Context) {
 		if err := s.SweepOnce(ctx, grace); err != nil && ctx.Err() == nil {
 			s.Logger.ErrorContext(ctx, "sweep_failed", "error", err)
 		}
-	}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -19,24 +20,17 @@ const backlogWorthReporting = 5 * time.Second
 // that lag is over backlogWorthReporting: overload shows in the log as it
 // shows in GET /v1/backlog.
 func reportBacklog(ctx context.Context, st *store.Store, logger *slog.Logger) {
-	t := time.NewTicker(backlogEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	starter.Every(ctx, backlogEvery, func(ctx context.Context) {
 		b, err := st.TotalBacklog(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				logger.ErrorContext(ctx, "backlog_read_failed", "error", err)
 			}
-			continue
+			return
 		}
 		if lag := time.Duration(b.LagSeconds * float64(time.Second)); lag > backlogWorthReporting {
 			logger.WarnContext(ctx, "delivery_backlog", "pending", b.Pending, "unstarted", b.Unstarted,
 				"lag", lag.Round(time.Millisecond))
 		}
-	}
+	})
 }

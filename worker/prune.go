@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -14,9 +15,7 @@ const pruneEvery = time.Hour
 // pruneBuckets deletes the endpoint buckets older than store.BucketRetention
 // at once and every pruneEvery until ctx ends.
 func pruneBuckets(ctx context.Context, st *store.Store, logger *slog.Logger) {
-	t := time.NewTicker(pruneEvery)
-	defer t.Stop()
-	for {
+	prune := func(ctx context.Context) {
 		n, err := st.PruneBuckets(ctx, time.Now().Add(-store.BucketRetention))
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -24,10 +23,7 @@ func pruneBuckets(ctx context.Context, st *store.Store, logger *slog.Logger) {
 		case n > 0:
 			logger.InfoContext(ctx, "buckets_pruned", "count", n)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
+	prune(ctx)
+	starter.Every(ctx, pruneEvery, prune)
 }
