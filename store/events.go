@@ -134,25 +134,10 @@ func fanOut(ctx context.Context, tx *sqlx.Tx, ev Event) ([]Delivery, error) {
 		}
 		out = append(out, d)
 	}
-	if err := insertFanOut(ctx, tx, out); err != nil {
+	if err := insertDeliveries(ctx, tx, out); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-func insertDelivery(ctx context.Context, tx *sqlx.Tx, d *Delivery) error {
-	err := tx.QueryRowxContext(ctx, `INSERT INTO deliveries
-		(id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
-			workflow_id, started, previous_id, final_reason)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		RETURNING created_at, updated_at`,
-		d.ID, d.AccountID, d.EventID, d.SubscriptionID, d.EndpointID, d.EventType, d.Policy, d.Status,
-		d.WorkflowID, d.Started, d.PreviousID, d.FinalReason,
-	).Scan(&d.CreatedAt, &d.UpdatedAt)
-	if err != nil {
-		return fmt.Errorf("store: insert delivery: %w", err)
-	}
-	return nil
 }
 
 func loadPublished(ctx context.Context, tx *sqlx.Tx, account, externalID string, res *PublishResult) error {

@@ -2,54 +2,61 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
 
-// insertFanOut inserts the deliveries of one published event in one
-// statement, however many subscriptions match (a row at a time, 200
-// subscriptions cost 200 round trips), and fills in their times.
-func insertFanOut(ctx context.Context, tx *sqlx.Tx, ds []Delivery) error {
+// insertDeliveries inserts deliveries of one event (its account, event and
+// type are ds[0]'s) in one statement, however many there are (a row at a
+// time, a fan-out to 200 subscriptions cost 200 round trips), and fills in
+// their times: now() of the transaction, the same for every row.
+func insertDeliveries(ctx context.Context, tx *sqlx.Tx, ds []Delivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
 	n := len(ds)
 	ids, subs, eps, pols := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	statuses, wfs, reasons, started := make([]string, n), make([]string, n), make([]string, n), make([]bool, n)
+	prevs := make([]sql.NullString, n)
 	for i, d := range ds {
 		ids[i], subs[i], eps[i], pols[i] = d.ID, d.SubscriptionID, d.EndpointID, d.Policy
 		statuses[i], wfs[i], reasons[i], started[i] = string(d.Status), d.WorkflowID, d.FinalReason, d.Started
+		if d.PreviousID != nil {
+			prevs[i] = sql.NullString{String: *d.PreviousID, Valid: true}
+		}
 	}
-	rows, err := tx.QueryxContext(ctx, `INSERT INTO deliveries
+	var times struct {
+		CreatedAt sql.NullTime `db:"created_at"`
+		UpdatedAt sql.NullTime `db:"updated_at"`
+	}
+	err := tx.GetContext(ctx, &times, `WITH ins AS (INSERT INTO deliveries
 		(id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
-			workflow_id, started, final_reason)
-		SELECT u.id, $2, $3, u.sub, u.ep, $4, u.pol, u.status, u.wf, u.started, u.reason
-		FROM unnest($1::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::text[])
-			AS u(id, sub, ep, pol, status, wf, started, reason)
-		RETURNING id, created_at, updated_at`,
-		pq.Array(ids), ds[0].AccountID, ds[0].EventID, ds[0].EventType,
-		pq.Array(subs), pq.Array(eps), pq.Array(pols), pq.Array(statuses), pq.Array(wfs), pq.Array(started), pq.Array(reasons))
+			workflow_id, started, final_reason, previous_id)
+		SELECT u.id, $2, $3, u.sub, u.ep, $4, u.pol, u.status, u.wf, u.started, u.reason, u.prev
+		FROM unnest($1::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
+			$11::text[], $12::text[]) AS u(id, sub, ep, pol, status, wf, started, reason, prev)
+		RETURNING created_at, updated_at)
+		SELECT created_at, updated_at FROM ins LIMIT 1`,
+		pq.Array(ids), ds[0].AccountID, ds[0].EventID, ds[0].EventType, pq.Array(subs), pq.Array(eps),
+		pq.Array(pols), pq.Array(statuses), pq.Array(wfs), pq.Array(started), pq.Array(reasons), pq.Array(prevs))
 	if err != nil {
 		return fmt.Errorf("store: insert deliveries: %w", err)
 	}
-	defer rows.Close()
-	times := map[string][2]time.Time{}
-	for rows.Next() {
-		var id string
-		var t [2]time.Time
-		if err := rows.Scan(&id, &t[0], &t[1]); err != nil {
-			return fmt.Errorf("store: insert deliveries: %w", err)
-		}
-		times[id] = t
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: insert deliveries: %w", err)
-	}
 	for i := range ds {
-		ds[i].CreatedAt, ds[i].UpdatedAt = times[ds[i].ID][0], times[ds[i].ID][1]
+		ds[i].CreatedAt, ds[i].UpdatedAt = times.CreatedAt.Time, times.UpdatedAt.Time
 	}
+	return nil
+}
+
+// insertDelivery inserts one delivery and fills in its times.
+func insertDelivery(ctx context.Context, tx *sqlx.Tx, d *Delivery) error {
+	ds := []Delivery{*d}
+	if err := insertDeliveries(ctx, tx, ds); err != nil {
+		return err
+	}
+	*d = ds[0]
 	return nil
 }
