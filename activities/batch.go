@@ -44,9 +44,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 		return workflows.DeliverResult{}, err
 	}
 	t := ts[0]
-	// A frozen endpoint is never tried until an operator re-enables it
-	// (POLICIES.md §workfront), not even by a probe.
-	if t.EndpointState != policies.StateEnabled && !(in.Probe && t.EndpointState == policies.StateDisabled) {
+	if !policies.MayAttempt(t.EndpointState, in.Probe) {
 		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
 	eg := eventgrid.Of(t.Options)
@@ -60,7 +58,6 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	one := workflows.DeliverInput{DeliveryID: in.DeliveryIDs[0], Attempt: in.Attempt, ScheduledAt: in.ScheduledAt,
 		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health}
 	rec := a.post(ctx, t, one, body)
-	rec.Success = rec.StatusCode != 0 && policies.IsSuccessCode(in.Success, rec.StatusCode)
 	c, err := a.Store.RecordBatchAttempt(ctx, t.EndpointID, batchAttempts(rec, in.DeliveryIDs))
 	if err != nil {
 		return workflows.DeliverResult{}, err
@@ -68,10 +65,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	a.watchHealth(ctx, one, rec, c)
 	a.Logger.InfoContext(ctx, "batch_attempt_made", "batch_id", in.BatchID, "events", len(in.DeliveryIDs),
 		"attempt", in.Attempt, "probe", in.Probe, "status_code", rec.StatusCode, "error_kind", rec.ErrorKind)
-	return workflows.DeliverResult{
-		EndpointState: c.State, StatusCode: rec.StatusCode, ErrorKind: rec.ErrorKind,
-		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: countersOf(c),
-	}, nil
+	return resultOf(rec, c), nil
 }
 
 // batchAttempts is rec as the attempt of each delivery of a batch, in order.

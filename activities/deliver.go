@@ -29,9 +29,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
-	// A probe may go to a disabled endpoint only: a frozen one is never
-	// tried until an operator re-enables it (POLICIES.md §workfront).
-	if t.EndpointState != "enabled" && !(in.Probe && t.EndpointState == "disabled") {
+	if !policies.MayAttempt(t.EndpointState, in.Probe) {
 		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
 	body, err := requestBody(t)
@@ -39,7 +37,6 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		return workflows.DeliverResult{}, err
 	}
 	rec := a.post(ctx, t, in, body)
-	rec.Success = rec.StatusCode != 0 && policies.IsSuccessCode(in.Success, rec.StatusCode)
 	c, err := a.Store.RecordAttempt(ctx, t.EndpointID, rec)
 	if err != nil {
 		return workflows.DeliverResult{}, err
@@ -47,10 +44,16 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	a.watchHealth(ctx, in, rec, c)
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
+	return resultOf(rec, c), nil
+}
+
+// resultOf is what an attempt recorded as rec, after which the endpoint's
+// counters are c, tells the workflow.
+func resultOf(rec store.Attempt, c store.Counters) workflows.DeliverResult {
 	return workflows.DeliverResult{
 		EndpointState: c.State, StatusCode: rec.StatusCode, ErrorKind: rec.ErrorKind,
 		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: countersOf(c),
-	}, nil
+	}
 }
 
 // post sends body to the target's URL and describes what happened.
@@ -89,7 +92,8 @@ func (a *Activities) post(ctx context.Context, t store.Target, in workflows.Deli
 		rec.StatusCode = 0
 		return rec
 	}
-	if !policies.IsSuccessCode(in.Success, resp.StatusCode) {
+	rec.Success = policies.IsSuccessCode(in.Success, resp.StatusCode)
+	if !rec.Success {
 		rec.ErrorKind, rec.ErrorMessage = workflows.KindHTTPStatus, resp.Status
 	}
 	return rec

@@ -165,3 +165,10 @@ func (o Overrides) applyHealth(p *Policy, _ limits) error {
 	p.Health = h
 	return nil
 }
+
+// MayAttempt reports whether an attempt goes to an endpoint in state: an
+// enabled one always; a disabled one only as a probe; a frozen one never,
+// until an operator re-enables it (POLICIES.md §workfront).
+func MayAttempt(state string, probe bool) bool {
+	return state == StateEnabled || (probe && state == StateDisabled)
+}

@@ -81,3 +81,23 @@ func TestHealthOverrides(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestMayAttempt: attempts go to an enabled endpoint, probes to a disabled
+// one too, nothing to a frozen one (POLICIES.md §workfront).
+func TestMayAttempt(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		state string
+		probe bool
+		want  bool
+	}{
+		{StateEnabled, false, true}, {StateEnabled, true, true},
+		{StateDisabled, false, false}, {StateDisabled, true, true},
+		{StateFrozen, false, false}, {StateFrozen, true, false},
+	}
+	for _, c := range cases {
+		if got := MayAttempt(c.state, c.probe); got != c.want {
+			t.Errorf("MayAttempt(%s, probe=%v) = %v, want %v", c.state, c.probe, got, c.want)
+		}
+	}
+}

@@ -100,16 +100,21 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) (DeliverResult, erro
 // deliveries queue, retries on the retries queue, bounded by the policy's
 // timeout, never retried by Temporal itself (each attempt is one execution).
 func attemptOptions(ctx workflow.Context, attempts int, timeout time.Duration) workflow.Context {
-	queue := queuesOf(ctx).Deliveries
+	q := queuesOf(ctx)
+	queue := q.Deliveries
 	if attempts > 0 {
-		queue = queuesOf(ctx).Retries
+		queue = q.Retries
 	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
-		StartToCloseTimeout: timeout + 15*time.Second,
+		StartToCloseTimeout: attemptTimeout(timeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 }
+
+// attemptTimeout bounds one attempt's execution: the policy's timeout for the
+// request, and 15 s for recording it.
+func attemptTimeout(policyTimeout time.Duration) time.Duration { return policyTimeout + 15*time.Second }
 
 // bookkeep runs one idempotent bookkeeping activity, which Temporal retries
 // until it succeeds. It runs as a local activity, in the workflow's own worker:

@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -22,7 +20,7 @@ func (d *delivery) localAttempt(in DeliverInput) workflow.Future {
 	}
 	d.firstDone = true
 	ctx := workflow.WithLocalActivityOptions(d.ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: d.in.Policy.Timeout + 15*time.Second,
+		StartToCloseTimeout: attemptTimeout(d.in.Policy.Timeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	return workflow.ExecuteLocalActivity(ctx, ActivityDeliver, in)
