@@ -45,9 +45,7 @@ func (s *Server) followUp(c echo.Context, prev store.Delivery, redrive bool) err
 	if err != nil {
 		return err
 	}
-	if err := s.Starter.Start(ctx, []store.Delivery{d}); err != nil {
-		s.Logger.ErrorContext(ctx, "start_deliveries_failed", "delivery_id", d.ID, "error", err)
-	}
+	s.startNow(ctx, []store.Delivery{d})
 	return c.JSON(http.StatusAccepted, d)
 }
 

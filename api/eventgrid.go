@@ -114,12 +114,11 @@ func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *eve
 	}
 	if prev.Awaiting() && !eg.Awaiting() {
 		ds, err := s.Store.UnstartedOf(ctx, sub.ID, 10000)
-		if err == nil {
-			err = s.Starter.Start(ctx, ds)
-		}
 		if err != nil {
-			s.Logger.ErrorContext(ctx, "start_deliveries_failed", "subscription_id", sub.ID, "error", err)
+			s.Logger.ErrorContext(ctx, "unstarted_read_failed", "subscription_id", sub.ID, "error", err)
+			return
 		}
+		s.startNow(ctx, ds)
 	}
 }
 

@@ -59,19 +59,14 @@ func (s *Server) publishEventGrid(c echo.Context) error {
 		e.ev.AccountID, e.ev.Fields = account(c), e.fields
 		res, err := s.Store.Publish(ctx, e.ev)
 		if err != nil {
-			s.startLogged(c, ds)
+			s.startDeliveries(c.Request().Context(), ds)
 			return err
 		}
 		ds = append(ds, res.Deliveries...)
 		out = append(out, EventGridPublished{ID: res.Event.ExternalID, Duplicate: res.Duplicate, Deliveries: len(res.Deliveries)})
 	}
-	s.startLogged(c, ds)
-	return c.JSON(http.StatusOK, map[string]any{"events": out})
-}
-
-// startLogged starts ds, logging a failure: the sweeper starts what was not.
-func (s *Server) startLogged(c echo.Context, ds []store.Delivery) {
 	s.startDeliveries(c.Request().Context(), ds)
+	return c.JSON(http.StatusOK, map[string]any{"events": out})
 }
 
 // parseEventGridEvents reads a JSON array of Event Grid events. Each event is

@@ -182,9 +182,7 @@ func (s *Server) redeliverQueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Starter.Start(ctx, res.Deliveries); err != nil {
-		s.Logger.ErrorContext(ctx, "start_deliveries_failed", "count", len(res.Deliveries), "error", err)
-	}
+	s.startNow(ctx, res.Deliveries)
 	out := RedeliverResponse{Redelivered: len(res.Deliveries), Deliveries: make([]string, 0, len(res.Deliveries)),
 		ReactivatedSubscriptions: res.Subscriptions}
 	for _, d := range res.Deliveries {

@@ -18,6 +18,13 @@ func (s *Server) startDeliveries(ctx context.Context, ds []store.Delivery) {
 		s.StartQueue.Enqueue(ctx, ds)
 		return
 	}
+	s.startNow(ctx, ds)
+}
+
+// startNow starts the workflows of stored deliveries before answering (a
+// retry, a redrive, a redeliver). A failure is logged, not returned: the
+// sweeper starts what was not started.
+func (s *Server) startNow(ctx context.Context, ds []store.Delivery) {
 	if err := s.Starter.Start(ctx, ds); err != nil {
 		s.Logger.ErrorContext(ctx, "start_deliveries_failed", "count", len(ds), "error", err)
 	}
