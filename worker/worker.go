@@ -37,12 +37,7 @@ type Options struct {
 }
 
 // Queues are the task queues the options name.
-func (o Options) Queues() workflows.Queues {
-	if o.QueuePrefix == "" {
-		return workflows.DefaultQueues()
-	}
-	return workflows.QueuesFor(o.QueuePrefix)
-}
+func (o Options) Queues() workflows.Queues { return workflows.QueuesFor(o.QueuePrefix).OrDefault() }
 
 // DefaultOptions are the options `hookrelay worker` runs with.
 func DefaultOptions() Options {
