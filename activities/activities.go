@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -42,10 +43,16 @@ type Activities struct {
 // MaxResponseHeaderBytes bounds the response headers the HTTP client reads.
 const MaxResponseHeaderBytes = 64 << 10
 
-// New builds Activities with an HTTP client suited to webhook delivery: no
-// redirects followed, per-attempt timeouts come from the policy.
-func New(st *store.Store, logger *slog.Logger) *Activities {
+// New builds Activities with an HTTP client suited to webhook delivery: it
+// connects only where guard allows (nil: no private network at all), through
+// no proxy, follows no redirects; per-attempt timeouts come from the policy.
+func New(st *store.Store, logger *slog.Logger, guard *egress.Guard) *Activities {
+	if guard == nil {
+		guard = egress.New(nil)
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = guard.DialContext
 	tr.MaxIdleConnsPerHost = 64
 	// A receiver's headers are read into memory: a larger answer fails the
 	// attempt instead (only HeaderBudget of them is kept anyway).

@@ -31,7 +31,7 @@ func claimedBatch(t *testing.T, st *store.Store, url string, n int) (store.Subsc
 			t.Fatal(err)
 		}
 	}
-	b, err := activities.New(st, testenv.Logger()).ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: sub.ID, BatchID: "batch_" + sub.ID})
+	b, err := activities.New(st, testenv.Logger(), testenv.Egress()).ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: sub.ID, BatchID: "batch_" + sub.ID})
 	if err != nil || len(b.DeliveryIDs) != n {
 		t.Fatalf("claim: %+v %v", b, err)
 	}
@@ -65,7 +65,7 @@ func TestDeliverBatchHealthGate(t *testing.T) {
 	st := testenv.Store(t)
 	srv, requests := countingServer(t, http.StatusOK)
 	sub, b := claimedBatch(t, st, srv.URL, 3)
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	deliver := func(attempt int, probe bool) workflows.DeliverResult {
 		t.Helper()
 		res, err := acts.DeliverBatch(context.Background(), workflows.DeliverBatchInput{BatchID: b.BatchID,
@@ -104,7 +104,7 @@ func TestDeliverBatchSignalsEndpointOncePerRequest(t *testing.T) {
 	st := testenv.Store(t)
 	srv, _ := countingServer(t, http.StatusGone)
 	sub, b := claimedBatch(t, st, srv.URL, 4)
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	acts.Temporal = testenv.Client(t)
 	for attempt := 0; attempt < 2; attempt++ {
 		res, err := acts.DeliverBatch(context.Background(), workflows.DeliverBatchInput{BatchID: b.BatchID,

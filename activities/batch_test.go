@@ -29,7 +29,7 @@ func TestClaimBatchRetriedWithSameID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	claim := func(id string) workflows.ClaimResult {
 		t.Helper()
 		res, err := acts.ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: sub.ID, BatchID: id})

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
@@ -196,6 +197,8 @@ func errorKind(err error) string {
 	var recErr tls.RecordHeaderError
 	var netErr net.Error
 	switch {
+	case errors.Is(err, egress.ErrBlocked):
+		return workflows.KindBlocked
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return workflows.KindTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -45,7 +45,7 @@ func deliveryTo(t *testing.T, st *store.Store, url string) store.Delivery {
 func TestDeliverErrorKinds(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -116,7 +116,7 @@ func closedAddr(t *testing.T) string {
 func TestDeliverRecordsOnce(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer ok.Close()
 	d := deliveryTo(t, st, ok.URL)
@@ -145,7 +145,7 @@ func TestDeliverRecordsOnce(t *testing.T) {
 func TestDeliverSigned(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	got := make(chan *http.Request, 1)
 	bodies := make(chan []byte, 1)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

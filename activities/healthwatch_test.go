@@ -74,7 +74,7 @@ func TestHealthSignalSlotTakenOnlyWhenSent(t *testing.T) {
 	if _, err := st.DB().Exec(`UPDATE endpoints SET consecutive_failures = 2000 WHERE id = $1`, d.EndpointID); err != nil {
 		t.Fatal(err)
 	}
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	acts.Temporal = brokenClient(t)
 	attempt(t, acts, d, 0) // crosses the threshold; the signal fails
 	good := testenv.Client(t)
@@ -95,7 +95,7 @@ func TestHealthSignalGoneNotRateLimited(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := deliveryTo(t, st, srv.URL)
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	acts.Temporal = testenv.Client(t)
 	attempt(t, acts, d, 0)
 	attempt(t, acts, d, 1)

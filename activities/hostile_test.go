@@ -22,7 +22,7 @@ func hostileAttempt(t *testing.T, h http.HandlerFunc, timeout time.Duration) sto
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	d := deliveryTo(t, st, srv.URL)
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	if _, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID,
 		ScheduledAt: time.Now(), Timeout: timeout}); err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func signalFor(t *testing.T, code int, probe bool, h policies.Health) string {
 	}
 	var mu sync.Mutex
 	var sent []string
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	acts.Signaler = &mock.EndpointSignaler{SignalFn: func(_ context.Context, _, name string, _ any, _ policies.Health) error {
 		mu.Lock()
 		defer mu.Unlock()

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -11,83 +9,9 @@ import (
 	"github.com/hookrelay/hookrelay/store"
 )
 
-// ctxAccount is the echo.Context key of the authenticated account's id.
-const ctxAccount = "hookrelay.account"
-
 // SettingMode is the SAP Open Connectors account setting that chooses
 // between retrying and queueing event notifications (POLICIES.md §sap).
 const SettingMode = "notification.webhook.failure.policy"
-
-// unauthorized is a 401 in the usual error shape.
-func unauthorized(format string, args ...any) *Error {
-	return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Field: "Authorization",
-		Message: fmt.Sprintf(format, args...)}
-}
-
-// parseAuthorization reads "User <secret>, Organization <secret>" (in any
-// order, scheme names case-insensitive; an "Element <token>" part, which SAP
-// clients also send, is ignored).
-func parseAuthorization(h string) (org, user string, err error) {
-	for _, part := range strings.Split(h, ",") {
-		scheme, value, _ := strings.Cut(strings.TrimSpace(part), " ")
-		value = strings.TrimSpace(value)
-		switch strings.ToLower(scheme) {
-		case "user":
-			if user != "" {
-				return "", "", errors.New("the User part is given twice")
-			}
-			user = value
-		case "organization":
-			if org != "" {
-				return "", "", errors.New("the Organization part is given twice")
-			}
-			org = value
-		case "element":
-		default:
-			return "", "", fmt.Errorf("unknown authorization part %q", scheme)
-		}
-	}
-	if user == "" || org == "" {
-		return "", "", errors.New("both User and Organization secrets are required")
-	}
-	return org, user, nil
-}
-
-// authenticate resolves the account of a request from its Authorization
-// header: none acts as the default account; a header that matches no account
-// is a 401. Health checks ignore it.
-func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Request().Header.Get(echo.HeaderAuthorization)
-		if h == "" || c.Path() == "/healthz" || c.Path() == "/readyz" {
-			return next(c)
-		}
-		org, user, err := parseAuthorization(h)
-		if err != nil {
-			return unauthorized("Authorization must be \"User <user secret>, Organization <organization secret>\": %s", err)
-		}
-		a, err := s.Store.Authenticate(c.Request().Context(), org, user)
-		if errors.Is(err, store.ErrUnauthorized) {
-			return unauthorized("the user and organization secrets match no account")
-		}
-		if err != nil {
-			return err
-		}
-		c.Set(ctxAccount, a.ID)
-		return next(c)
-	}
-}
-
-// requireAccount refuses requests without credentials (the SAP-shaped routes
-// never act as the default account).
-func (s *Server) requireAccount(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if _, ok := c.Get(ctxAccount).(string); !ok {
-			return unauthorized("this route requires Authorization: User <user secret>, Organization <organization secret>")
-		}
-		return next(c)
-	}
-}
 
 // ownAccount checks that the :id of the path is the authenticated account.
 func ownAccount(c echo.Context) (string, error) {

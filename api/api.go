@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 )
@@ -30,6 +31,11 @@ type Server struct {
 	// (starter.Queue); nil starts them before answering.
 	StartQueue *starter.Queue
 	Logger     *slog.Logger
+	// Auth says who may call; its zero value needs credentials everywhere.
+	Auth Auth
+	// Egress refuses subscriptions to denied addresses; nil denies every
+	// private and special-purpose network.
+	Egress *egress.Guard
 }
 
 // New returns the Echo instance serving the API.
@@ -42,10 +48,11 @@ func New(s *Server) *echo.Echo {
 	e.Use(s.authenticate)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	v1 := e.Group("/v1")
+	v1 := e.Group("/v1", s.requireAccount)
 	v1.POST("/subscriptions", s.createSubscription)
 	v1.GET("/subscriptions", s.listSubscriptions)
 	v1.GET("/subscriptions/:id", s.getSubscription)
+	v1.POST("/subscriptions/:id/reveal-secret", s.revealSecret)
 	v1.POST("/events", s.publish)
 	v1.GET("/events/:id", s.getEvent)
 	v1.GET("/backlog", s.getBacklog)
@@ -57,6 +64,7 @@ func New(s *Server) *echo.Echo {
 	v1.GET("/policies", s.listPolicies)
 	v1.GET("/policies/:name", s.getPolicy)
 	s.registerEndpoints(v1)
+	s.registerKeys(e)
 	s.registerSAP(e)
 	s.routesEventGrid(e)
 	return e
@@ -85,13 +93,4 @@ func (s *Server) readyz(c echo.Context) error {
 		fail("temporal", err)
 	}
 	return c.JSON(status, map[string]any{"ready": status == http.StatusOK, "checks": checks})
-}
-
-// account is the account a request acts as: the one its Authorization header
-// authenticated (see authenticate), else the default account.
-func account(c echo.Context) string {
-	if id, ok := c.Get(ctxAccount).(string); ok {
-		return id
-	}
-	return store.DefaultAccount
 }

@@ -23,7 +23,7 @@ var subscriptionName = regexp.MustCompile(`^[A-Za-z0-9-]{3,64}$`)
 // routesEventGrid adds the Event Grid routes (POLICIES.md §eventgrid,
 // §eventgrid-edge).
 func (s *Server) routesEventGrid(e *echo.Echo) {
-	g := e.Group("/eventgrid")
+	g := e.Group("/eventgrid", s.requireAccount)
 	g.PUT("/subscriptions/:name", s.putEventGridSubscription)
 	g.GET("/subscriptions/:name", s.getEventGridSubscription)
 	g.DELETE("/subscriptions/:name", s.deleteEventGridSubscription)
@@ -62,7 +62,7 @@ func (s *Server) putEventGridSubscription(c echo.Context) error {
 	if err := decodeVendor(body, &req); err != nil {
 		return err
 	}
-	sp, err := req.Spec(mode, validateURL)
+	sp, err := req.Spec(mode, s.validateURL)
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func TestOversizedBodyOneCode(t *testing.T) {
 }
 
 // TestSigningSecretNotListed: the secret is in the creation's answer and in
-// GET /v1/subscriptions/{id}, not in the list.
+// POST /v1/subscriptions/{id}/reveal-secret, not in GET or the list.
 func TestSigningSecretNotListed(t *testing.T) {
 	t.Parallel()
 	e := testAPI(t, testenvStore(t), nil)
@@ -162,8 +162,11 @@ func TestSigningSecretNotListed(t *testing.T) {
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("creation: %v", sub)
 	}
-	if _, got := call(t, e, http.MethodGet, "/v1/subscriptions/"+sub["id"].(string), ""); got["signing_secret"] != secret {
+	if _, got := call(t, e, http.MethodGet, "/v1/subscriptions/"+sub["id"].(string), ""); got["id"] != sub["id"] || got["signing_secret"] != nil {
 		t.Fatalf("get: %v", got)
+	}
+	if _, got := call(t, e, http.MethodPost, "/v1/subscriptions/"+sub["id"].(string)+"/reveal-secret", ""); got["signing_secret"] != secret {
+		t.Fatalf("reveal: %v", got)
 	}
 	_, list := call(t, e, http.MethodGet, "/v1/subscriptions", "")
 	subs, _ := list["subscriptions"].([]any)

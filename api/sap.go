@@ -26,15 +26,15 @@ const (
 // registerSAP adds the SAP Open Connectors mode (POLICIES.md §sap): account
 // authentication for every route, the accounts routes, and the pull queue.
 func (s *Server) registerSAP(e *echo.Echo) {
-	e.POST("/accounts", s.createAccount)
-	e.GET("/accounts/:id", s.getAccount, s.requireAccount)
-	e.PATCH("/accounts/:id/settings", s.setAccountSettings, s.requireAccount)
-	e.POST("/accounts/:id/settings", s.setAccountSettings, s.requireAccount)
-	e.GET("/notifications/subscriptions/deliveries", s.pullQueue, s.requireAccount)
-	e.PUT("/notifications/subscriptions/deliveries", s.redeliverQueue, s.requireAccount)
-	// The same under /v1, where no credentials means the default account.
-	e.GET("/v1/notifications/subscriptions/deliveries", s.pullQueue)
-	e.PUT("/v1/notifications/subscriptions/deliveries", s.redeliverQueue)
+	e.POST("/accounts", s.createAccount, s.requireAdmin)
+	e.GET("/accounts/:id", s.getAccount, s.requireSAP)
+	e.PATCH("/accounts/:id/settings", s.setAccountSettings, s.requireSAP)
+	e.POST("/accounts/:id/settings", s.setAccountSettings, s.requireSAP)
+	e.GET("/notifications/subscriptions/deliveries", s.pullQueue, s.requireSAP)
+	e.PUT("/notifications/subscriptions/deliveries", s.redeliverQueue, s.requireSAP)
+	// The same under /v1, where open mode acts as the default account.
+	e.GET("/v1/notifications/subscriptions/deliveries", s.pullQueue, s.requireAccount)
+	e.PUT("/v1/notifications/subscriptions/deliveries", s.redeliverQueue, s.requireAccount)
 }
 
 // SAPDelivery is a delivery as the pull query returns it; its fields are the

@@ -56,7 +56,7 @@ func TestRetryModeExhaustsThenQueues(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
 	env.RegisterWorkflow(workflows.Delivery)
-	env.RegisterActivity(activities.New(st, testenv.Logger()))
+	env.RegisterActivity(activities.New(st, testenv.Logger(), testenv.Egress()))
 	env.ExecuteWorkflow(workflows.Delivery, workflows.DeliveryInput{
 		DeliveryID: d.ID, SubscriptionID: subID, EndpointID: d.EndpointID,
 		EventType: d.EventType, URL: sub.URL, Policy: p,

@@ -18,7 +18,7 @@ import (
 func TestPublishAnswersBeforeStart(t *testing.T) {
 	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
-	srv := &Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st)}
+	srv := &Server{Store: st, Temporal: c, Logger: testenv.Logger(), Auth: Auth{Open: true}, Egress: testenv.Egress(), Starter: testenv.Starter(t, c, st)}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	e := New(srv)
 	rcv := newReceiver(t)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 )
@@ -23,9 +24,10 @@ type SubscriptionRequest struct {
 	RetryPolicy *policies.Overrides `json:"retry_policy"`
 }
 
-// validate checks the request and resolves its policy.
-func (r *SubscriptionRequest) validate() error {
-	if err := validateURL("url", r.URL); err != nil {
+// validate checks the request (its URL through checkURL) and resolves its
+// policy.
+func (r *SubscriptionRequest) validate(checkURL func(field, raw string) error) error {
+	if err := checkURL("url", r.URL); err != nil {
 		return err
 	}
 	if len(r.EventTypes) == 0 {
@@ -47,8 +49,9 @@ func (r *SubscriptionRequest) validate() error {
 	return err
 }
 
-// validateURL accepts absolute http and https URLs with a host.
-func validateURL(field, raw string) error {
+// validateURL accepts absolute http and https URLs with a host that is not
+// an address the egress guard denies (a name is checked at each attempt).
+func (s *Server) validateURL(field, raw string) error {
 	if raw == "" {
 		return invalid(field, "%s is required", field)
 	}
@@ -59,6 +62,13 @@ func validateURL(field, raw string) error {
 	if len(raw) > 2048 {
 		return invalid(field, "%s is longer than 2048 characters", field)
 	}
+	g := s.Egress
+	if g == nil {
+		g = egress.New(nil)
+	}
+	if err := g.CheckURL(raw); err != nil {
+		return invalid(field, "%s: hookrelay does not deliver into this network (%v); see README §Security to allow it", field, err)
+	}
 	return nil
 }
 
@@ -67,7 +77,7 @@ func (s *Server) createSubscription(c echo.Context) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	if err := req.validate(); err != nil {
+	if err := req.validate(s.validateURL); err != nil {
 		return err
 	}
 	overrides := []byte("{}")
@@ -84,8 +94,9 @@ func (s *Server) createSubscription(c echo.Context) error {
 	return c.JSON(http.StatusCreated, sub)
 }
 
-// listedSubscription is a subscription as lists show it: without its
-// signing secret, which only its creation and GET /v1/subscriptions/{id} show.
+// listedSubscription is a subscription as reads show it: without its
+// signing secret, which only its creation and an explicit reveal
+// (POST /v1/subscriptions/{id}/reveal-secret) show.
 // The empty outer field shadows the embedded one and is omitted.
 type listedSubscription struct {
 	store.Subscription
@@ -109,5 +120,15 @@ func (s *Server) getSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, sub)
+	return c.JSON(http.StatusOK, listedSubscription{Subscription: sub})
+}
+
+// revealSecret shows a subscription's signing secret, on an explicit call of
+// its own (a POST, so that no cache or log of GETs keeps it).
+func (s *Server) revealSecret(c echo.Context) error {
+	sub, err := s.Store.GetSubscription(c.Request().Context(), account(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"id": sub.ID, "signing_secret": sub.SigningSecret})
 }

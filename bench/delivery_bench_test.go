@@ -114,7 +114,7 @@ func runHookrelay(b *testing.B, st *store.Store, c client.Client, run int, l loa
 	})}
 	rcvURL := serve(b, rcv)
 	logger := testenv.Logger()
-	apiURL := serve(b, &http.Server{Handler: api.New(&api.Server{Store: st, Temporal: c, Logger: logger,
+	apiURL := serve(b, &http.Server{Handler: api.New(&api.Server{Store: st, Temporal: c, Logger: logger, Auth: api.Auth{Open: true}, Egress: testenv.Egress(),
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: logger}})})
 	post(b, apiURL+"/v1/subscriptions", fmt.Sprintf(`{"url":%q,"event_types":["bench.%d"],"policy":"eventgrid"}`, rcvURL, run))
 	sent := make([]time.Time, l.n)

@@ -252,7 +252,7 @@ func BenchmarkEndpointHealth(b *testing.B) {
 	b.ReportMetric(float64(cfg.rate), "target_per_s")
 	for i := 0; i < b.N; i++ {
 		f := newFixture(b, st, fmt.Sprintf("bench.base%d", i))
-		res := drive(activities.New(st, slog.New(&signalCounter{})), f, cfg) // Temporal nil: no signals
+		res := drive(activities.New(st, slog.New(&signalCounter{}), testenv.Egress()), f, cfg) // Temporal nil: no signals
 		res.report(b, "baseline")
 		checkCounters(b, f, res, "baseline")
 		runHealthLoad(b, st, c, cfg, i)
@@ -272,7 +272,7 @@ func runHealthLoad(b *testing.B, st *store.Store, c client.Client, cfg loadConfi
 	if err != nil {
 		b.Fatal(err)
 	}
-	acts := activities.New(st, logger)
+	acts := activities.New(st, logger, testenv.Egress())
 	acts.Temporal = c
 	var started atomic.Int64
 	go func() { // real Delivery workflows: what the endpoint workflow probes and releases

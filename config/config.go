@@ -33,6 +33,8 @@ type Config struct {
 	// EdgeDefaults are the Event Grid on IoT Edge limits
 	// (broker__defaultMaxDeliveryAttempts, broker__defaultEventTimeToLiveInSeconds).
 	EdgeDefaults policies.EdgeDefaults
+	// Security holds the API's credentials and the egress allow list.
+	Security Security
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -55,6 +57,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("config: HOOKRELAY_LOG_LEVEL: %w", err)
 	}
 	if err := c.loadEdge(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadSecurity(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

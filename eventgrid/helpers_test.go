@@ -65,7 +65,7 @@ func always(code int) func(int) int { return func(int) int { return code } }
 func apiServer(t *testing.T, st *store.Store, c client.Client, d policies.EdgeDefaults) http.Handler {
 	s := testenv.Starter(t, c, st)
 	s.Defaults = d
-	return api.New(&api.Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: s})
+	return api.New(&api.Server{Store: st, Temporal: c, Logger: testenv.Logger(), Auth: api.Auth{Open: true}, Egress: testenv.Egress(), Starter: s})
 }
 
 // call sends one request to h and returns the status and body.

@@ -49,7 +49,7 @@ func runSub(t *testing.T, st *store.Store, sub store.Subscription, typ string, d
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
 	env.RegisterWorkflow(workflows.Delivery)
-	env.RegisterActivity(activities.New(st, testenv.Logger()))
+	env.RegisterActivity(activities.New(st, testenv.Logger(), testenv.Egress()))
 	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { out.timers = append(out.timers, d) })
 	env.ExecuteWorkflow(workflows.Delivery, workflows.DeliveryInput{DeliveryID: out.delivery.ID,
 		SubscriptionID: sub.ID, EndpointID: sub.EndpointID, EventType: typ, URL: sub.URL, Policy: out.policy})

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/egress"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/starter"
@@ -39,6 +41,11 @@ func Starter(t testing.TB, c client.Client, st *store.Store) *starter.Starter {
 	return &starter.Starter{Store: st, Temporal: c, Logger: Logger(), Queues: Queues(t)}
 }
 
+// Egress is the guard tests deliver through: the default deny list with
+// loopback allowed, as under `hookrelay dev`, since every receiver of a test
+// listens on loopback.
+func Egress() *egress.Guard { return egress.New(egress.Loopback) }
+
 // Queues are task queues of the test's own.
 func Queues(t testing.TB) workflows.Queues { return workflows.QueuesFor(QueuePrefix(t)) }
 
@@ -50,6 +57,9 @@ func Worker(t testing.TB, c client.Client, st *store.Store, opts worker.Options)
 	t.Helper()
 	if opts.QueuePrefix == "" {
 		opts.QueuePrefix = QueuePrefix(t)
+	}
+	if opts.Egress == nil {
+		opts.Egress = Egress()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop, err := worker.Start(ctx, c, st, Logger(), opts)

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
@@ -34,6 +35,9 @@ type Options struct {
 	// QueuePrefix names the task queues (workflows.QueuesFor); empty means
 	// workflows.DefaultQueuePrefix. Tests give each test its own.
 	QueuePrefix string
+	// Egress decides where attempts may connect; nil denies every private
+	// and special-purpose network (egress.New(nil)).
+	Egress *egress.Guard
 }
 
 // Queues are the task queues the options name.
@@ -71,7 +75,7 @@ func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Log
 // opts.SweepInterval is set, the sweeper (until ctx ends); stop stops the
 // workers.
 func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) (stop func(), err error) {
-	acts := activities.New(st, logger)
+	acts := activities.New(st, logger, opts.Egress)
 	q := opts.Queues()
 	acts.Temporal, acts.Queues = c, q
 	// First attempts run as local activities in this worker (workflows/delivery_local.go).

@@ -54,7 +54,7 @@ func newBatchFixture(t *testing.T, n int, retryPolicy string, script func(int) i
 	if f.policy, err = starter.PolicyOf(f.sub); err != nil {
 		t.Fatal(err)
 	}
-	acts := activities.New(st, testenv.Logger())
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	b, err := acts.ClaimBatch(ctx, workflows.ClaimInput{SubscriptionID: f.sub.ID, BatchID: "batch_" + f.sub.ID})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func (f *batchFixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkfl
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
 	env.RegisterWorkflow(workflows.Batch)
-	env.RegisterActivity(activities.New(f.st, testenv.Logger()))
+	env.RegisterActivity(activities.New(f.st, testenv.Logger(), testenv.Egress()))
 	var timers []time.Duration
 	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { timers = append(timers, d) })
 	for _, fn := range setup {

@@ -14,6 +14,10 @@ const (
 	KindTLS               = "tls"
 	KindHTTPStatus        = "http_status"
 	KindNetwork           = "network"
+	// KindBlocked is an attempt the egress guard refused before connecting:
+	// the URL resolves into a denied network. It ends the delivery as the
+	// policy ends a final failure, never retried (judge).
+	KindBlocked = "blocked"
 )
 
 // DeliverInput is the input of Deliver: one attempt of one delivery.

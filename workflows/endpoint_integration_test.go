@@ -212,7 +212,7 @@ func checkChanges(t *testing.T, st *store.Store, id string, states []string, las
 // checkEndpointAPI reads the endpoint through the HTTP API.
 func checkEndpointAPI(t *testing.T, st *store.Store, id string) {
 	t.Helper()
-	e := api.New(&api.Server{Store: st, Temporal: testenv.Client(t), Logger: testenv.Logger()})
+	e := api.New(&api.Server{Store: st, Temporal: testenv.Client(t), Logger: testenv.Logger(), Auth: api.Auth{Open: true}, Egress: testenv.Egress()})
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/endpoints/"+id, nil))
 	var body struct {

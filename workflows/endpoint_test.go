@@ -33,7 +33,7 @@ type epFixture struct {
 
 func newEndpoint(t *testing.T, st *store.Store, url string) *epFixture {
 	t.Helper()
-	f := &epFixture{st: st, acts: activities.New(st, testenv.Logger())}
+	f := &epFixture{st: st, acts: activities.New(st, testenv.Logger(), testenv.Egress())}
 	f.sub = store.Subscription{AccountID: store.DefaultAccount, URL: url, EventTypes: []string{epEventType}, Policy: policies.NameWorkfront, Active: true}
 	if err := st.CreateSubscription(context.Background(), &f.sub); err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func TestEndpointProbeSuccessReleases(t *testing.T) {
 	recv := newSwitchReceiver(t)
 	recv.healthy.Store(true)
 	sub := l.subscribe(t, recv.URL+"/release", `{"custom":{"kind":"fixed","interval_seconds":3600},"max_attempts":10}`)
-	f := &epFixture{st: l.st, acts: activities.New(l.st, testenv.Logger()), sub: sub, id: sub.EndpointID}
+	f := &epFixture{st: l.st, acts: activities.New(l.st, testenv.Logger(), testenv.Egress()), sub: sub, id: sub.EndpointID}
 	f.acts.Temporal = testenv.Client(t)
 	f.counters(t, policies.StateDisabled, 0, 0, 2000, time.Hour)
 	events := []string{l.publish(t, sub), l.publish(t, sub), l.publish(t, sub)}

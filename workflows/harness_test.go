@@ -146,7 +146,7 @@ func (f *fixture) newEnv() *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
 	env.RegisterWorkflow(workflows.Delivery)
-	env.RegisterActivity(activities.New(f.st, testenv.Logger()))
+	env.RegisterActivity(activities.New(f.st, testenv.Logger(), testenv.Egress()))
 	return env
 }
 

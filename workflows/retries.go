@@ -81,6 +81,9 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 // reason when the retries are over, else when the next attempt is due.
 func (r *retries) judge() (due time.Time, status policies.Status, reason string) {
 	now := workflow.Now(r.ctx)
+	if r.last.ErrorKind == KindBlocked {
+		return time.Time{}, r.policy.FinalStatus(), "Blocked: " + r.last.Error
+	}
 	switch r.policy.Classify(r.last.StatusCode) {
 	case policies.Delivered:
 		return time.Time{}, policies.StatusDelivered, ""

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/config"
+	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
@@ -85,22 +86,26 @@ func (a *app) worker(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer c.Close()
-	return worker.Run(ctx, c, st, a.logger, a.workerOptions())
+	return worker.Run(ctx, c, st, a.logger, a.workerOptions(false))
 }
 
 func (a *app) api(ctx context.Context) error {
+	auth, err := a.apiAuth()
+	if err != nil {
+		return err
+	}
 	st, c, err := a.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	defer c.Close()
-	return a.serve(ctx, st, c)
+	return a.serve(ctx, st, c, auth, a.guard(false))
 }
 
 // serve runs the HTTP API until ctx ends, then shuts it down gracefully.
-func (a *app) serve(ctx context.Context, st *store.Store, c client.Client) error {
-	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger,
+func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth api.Auth, g *egress.Guard) error {
+	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults}}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	go srv.StartQueue.Run(ctx)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/hookrelay/hookrelay/api"
+	"github.com/hookrelay/hookrelay/config"
 	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/worker"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -19,6 +21,10 @@ import (
 // UI and a SQLite file, the worker and the API. Data lives in DataDir, so a
 // second run finds everything the first one stored.
 func (a *app) dev(ctx context.Context) error {
+	auth, err := a.devAuth()
+	if err != nil {
+		return err
+	}
 	dataDir, err := filepath.Abs(a.cfg.DataDir)
 	if err != nil {
 		return err
@@ -52,20 +58,32 @@ func (a *app) dev(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer c.Close()
-	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\nPress Ctrl-C to stop.\n",
-		a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
+	a.banner(auth, tmp)
 	// The first of the worker and the API to stop (Ctrl-C, or the API
 	// failing to listen) stops the other.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- worker.Run(ctx, c, st, a.logger, a.workerOptions()) }()
-	go func() { errc <- a.serve(ctx, st, c) }()
+	go func() { errc <- worker.Run(ctx, c, st, a.logger, a.workerOptions(true)) }()
+	go func() { errc <- a.serve(ctx, st, c, auth, a.guard(true)) }()
 	first := <-errc
 	cancel()
 	err = errors.Join(first, <-errc)
 	fmt.Fprintln(a.stdout, "hookrelay stopped")
 	return err
+}
+
+// banner says where everything is, and what is left open.
+func (a *app) banner(auth api.Auth, tmp *devenv.Temporal) {
+	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\n",
+		a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
+	if auth.Open {
+		fmt.Fprintf(a.stdout, "  OPEN MODE: no credentials needed (loopback only, for trying hookrelay);\n"+
+			"             deliveries may reach loopback. Set %s to require API keys.\n", config.EnvAdminKey)
+	} else {
+		fmt.Fprintln(a.stdout, "  Credentials:     required (admin key from the environment; API keys per account)")
+	}
+	fmt.Fprintln(a.stdout, "Press Ctrl-C to stop.")
 }
 
 // startTemporal starts the dev server on TEMPORAL_ADDRESS's port, persisting

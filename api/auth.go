@@ -1,0 +1,184 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// Auth is how the API knows who is calling. Its zero value is the safe one:
+// every route but the health checks needs credentials, and no admin key
+// exists (so no accounts or keys can be made).
+type Auth struct {
+	// AdminKey manages accounts and API keys (HOOKRELAY_ADMIN_KEY).
+	AdminKey string
+	// Open serves requests that carry no credentials as the default account,
+	// admin routes included: `hookrelay dev` without an admin key, on
+	// loopback, or HOOKRELAY_INSECURE_NO_AUTH. For local trials only.
+	Open bool
+}
+
+// Keys of what authenticate puts in the echo.Context.
+const (
+	ctxAccount = "hookrelay.account"
+	ctxAdmin   = "hookrelay.admin"
+)
+
+// forbidden is a 403 in the usual error shape.
+func forbidden(format string, args ...any) *Error {
+	return &Error{Status: http.StatusForbidden, Code: "forbidden", Field: "Authorization",
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// unauthorized is a 401 in the usual error shape.
+func unauthorized(format string, args ...any) *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Field: "Authorization",
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// parseAuthorization reads "User <secret>, Organization <secret>" (in any
+// order, scheme names case-insensitive; an "Element <token>" part, which SAP
+// clients also send, is ignored).
+func parseAuthorization(h string) (org, user string, err error) {
+	for _, part := range strings.Split(h, ",") {
+		scheme, value, _ := strings.Cut(strings.TrimSpace(part), " ")
+		value = strings.TrimSpace(value)
+		switch strings.ToLower(scheme) {
+		case "user":
+			if user != "" {
+				return "", "", errors.New("the User part is given twice")
+			}
+			user = value
+		case "organization":
+			if org != "" {
+				return "", "", errors.New("the Organization part is given twice")
+			}
+			org = value
+		case "element":
+		default:
+			return "", "", fmt.Errorf("unknown authorization part %q", scheme)
+		}
+	}
+	if user == "" || org == "" {
+		return "", "", errors.New("both User and Organization secrets are required")
+	}
+	return org, user, nil
+}
+
+// authenticate finds who calls: the admin key or an account's API key
+// ("Authorization: Bearer …"), an SAP account's "User …, Organization …"
+// secrets, or, only in open mode, no credentials at all (the default
+// account). Health checks need none; anything else without valid
+// credentials is a 401.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Path() == "/healthz" || c.Path() == "/readyz" {
+			return next(c)
+		}
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		if h == "" {
+			if !s.Auth.Open {
+				return unauthorized("credentials are required: Authorization: Bearer <API key>")
+			}
+			c.Set(ctxAccount, store.DefaultAccount)
+			c.Set(ctxAdmin, true)
+			return next(c)
+		}
+		if err := s.identify(c, h); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// identify sets who the Authorization header h names.
+func (s *Server) identify(c echo.Context, h string) error {
+	ctx := c.Request().Context()
+	if scheme, token, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		token = strings.TrimSpace(token)
+		if s.isAdminKey(token) {
+			c.Set(ctxAdmin, true)
+			return nil
+		}
+		id, err := s.Store.AuthenticateKey(ctx, token)
+		if errors.Is(err, store.ErrUnauthorized) {
+			return unauthorized("the API key is not valid (or was revoked)")
+		}
+		if err != nil {
+			return err
+		}
+		c.Set(ctxAccount, id)
+		return nil
+	}
+	org, user, err := parseAuthorization(h)
+	if err != nil {
+		return unauthorized("Authorization must be \"Bearer <API key>\" or \"User <user secret>, Organization <organization secret>\": %s", err)
+	}
+	a, err := s.Store.Authenticate(ctx, org, user)
+	if errors.Is(err, store.ErrUnauthorized) {
+		return unauthorized("the user and organization secrets match no account")
+	}
+	if err != nil {
+		return err
+	}
+	c.Set(ctxAccount, a.ID)
+	return nil
+}
+
+// isAdminKey compares token with the admin key in constant time (of their
+// hashes, so that the length does not show either).
+func (s *Server) isAdminKey(token string) bool {
+	if s.Auth.AdminKey == "" {
+		return false
+	}
+	a, b := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(s.Auth.AdminKey))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// requireAccount lets through requests that act as an account: the admin
+// key alone manages accounts and keys, and acts as none.
+func (s *Server) requireAccount(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := c.Get(ctxAccount).(string); !ok {
+			return forbidden("the admin key manages accounts and API keys only: act as an account with one of its API keys")
+		}
+		return next(c)
+	}
+}
+
+// requireSAP is requireAccount for the SAP-shaped routes, which never act as
+// the default account: they need credentials even in open mode.
+func (s *Server) requireSAP(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.requireAccount(func(c echo.Context) error {
+		if c.Request().Header.Get(echo.HeaderAuthorization) == "" {
+			return unauthorized("this route requires Authorization: User <user secret>, Organization <organization secret> (or Bearer <API key>)")
+		}
+		return next(c)
+	})
+}
+
+// requireAdmin lets through requests made with the admin key (or in open
+// mode).
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if admin, _ := c.Get(ctxAdmin).(bool); !admin {
+			return forbidden("this route needs the admin key (HOOKRELAY_ADMIN_KEY)")
+		}
+		return next(c)
+	}
+}
+
+// account is the account a request acts as, which requireAccount made sure
+// of: the one its credentials authenticated, or the default account in open
+// mode.
+func account(c echo.Context) string {
+	id, _ := c.Get(ctxAccount).(string)
+	return id
+}
