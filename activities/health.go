@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/hookrelay/hookrelay/health"
 	"github.com/hookrelay/hookrelay/store"
@@ -33,7 +34,7 @@ func (a *Activities) RecordStateChange(ctx context.Context, in workflows.StateCh
 		EndpointID: in.EndpointID, From: in.From, To: in.To, Reason: in.Reason, At: in.At, Restart: in.Restart,
 	})
 	if err != nil {
-		return workflows.StateChangeResult{}, err
+		return workflows.StateChangeResult{}, permanentIfInvalid(err)
 	}
 	a.Logger.InfoContext(ctx, "endpoint_state_changed", "endpoint_id", in.EndpointID,
 		"from", in.From, "to", in.To, "reason", in.Reason, "changed", changed)
@@ -84,3 +85,17 @@ func (a *Activities) ReleaseWaiting(ctx context.Context, in workflows.ReleaseInp
 		activity.RecordHeartbeat(ctx, after)
 	}
 }
+
+// permanentIfInvalid makes an error of data PostgreSQL will never accept
+// non-retryable, so that the endpoint workflow goes on (without that change)
+// instead of retrying it forever; any other error stays retryable.
+func permanentIfInvalid(err error) error {
+	if store.IsInvalidData(err) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidData, err)
+	}
+	return err
+}
+
+// ErrTypeInvalidData is the type of the non-retryable error of a bookkeeping
+// activity whose data PostgreSQL refuses.
+const ErrTypeInvalidData = "InvalidData"

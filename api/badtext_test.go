@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -71,28 +73,41 @@ func badTextRoutes(s, endpoint string) []badRoute {
 	}
 }
 
-// TestBadTextInPathAndQuery: %00 and invalid UTF-8 in path ids and query
-// parameters are a 400 naming the parameter, not a 500.
+// TestBadTextInPathAndQuery: %00 and invalid UTF-8 in the path parameters
+// of every route, and in query parameters, are a 400 naming the parameter,
+// not a 500, and store nothing.
 func TestBadTextInPathAndQuery(t *testing.T) {
 	t.Parallel()
 	st, c := testenvStore(t), testenvClient(t)
 	e := testAPI(t, st, c)
-	cases := []struct{ path, field string }{
-		{"/v1/events/%00", "id"},
-		{"/v1/events/%ff%fe", "id"},
-		{"/v1/deliveries/a%ffb", "id"},
-		{"/v1/subscriptions/a%00", "id"},
-		{"/v1/deliveries/%00", "id"},
-		{"/v1/dead-letters/%00", "id"},
-		{"/v1/endpoints/%00", "id"},
-		{"/eventgrid/subscriptions/ab%00c", "name"},
-		{"/v1/dead-letters?cursor=%00", "cursor"},
-		{"/v1/dead-letters?subscription_id=%ff%fe", "subscription_id"},
+	type badPath struct{ method, path, field string }
+	cases := []badPath{
+		{http.MethodGet, "/v1/dead-letters?cursor=%00", "cursor"},
+		{http.MethodGet, "/v1/dead-letters?subscription_id=%ff%fe", "subscription_id"},
+		{http.MethodGet, "/v1/notifications/subscriptions/deliveries?nextPage=a%00", "nextPage"},
+		{http.MethodGet, "/notifications/subscriptions/deliveries?where=%ff", "where"},
 	}
-	for _, cs := range cases {
-		code, got := call(t, e, http.MethodGet, cs.path, "")
-		if code != http.StatusBadRequest || jpath(got, "error", "field") != cs.field {
-			t.Errorf("GET %s: %d %v, want 400 naming %q", cs.path, code, got, cs.field)
+	for _, r := range e.Routes() {
+		for _, m := range pathParam.FindAllString(r.Path, -1) {
+			for _, bad := range []string{"%00", "a%ffb"} {
+				path := strings.Replace(r.Path, m, bad, 1)
+				cases = append(cases, badPath{r.Method, pathParam.ReplaceAllString(path, "x"), m[1:]})
+			}
 		}
 	}
+	if len(cases) < 4+2*15 {
+		t.Fatalf("only %d cases: the routes' parameters were not found", len(cases))
+	}
+	for _, cs := range cases {
+		code, got := call(t, e, cs.method, cs.path, "{}")
+		if code != http.StatusBadRequest || jpath(got, "error", "field") != cs.field {
+			t.Errorf("%s %s: %d %v, want 400 naming %q", cs.method, cs.path, code, got, cs.field)
+		}
+	}
+	var stored int
+	if err := st.DB().Get(&stored, `SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM subscriptions)`); err != nil || stored != 0 {
+		t.Errorf("%d rows stored (%v), want 0", stored, err)
+	}
 }
+
+var pathParam = regexp.MustCompile(`:[a-z_]+`)

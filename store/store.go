@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 	_ "github.com/lib/pq" // PostgreSQL driver
 
 	"github.com/hookrelay/hookrelay/migrations"
@@ -108,3 +109,12 @@ func notFound(err error, what, id string) error {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsInvalidData tells whether PostgreSQL refused err's statement for the data
+// it carried (SQLSTATE class 22: a NUL byte, an encoding it cannot store, a
+// value out of range): the same data will always be refused, so retrying the
+// statement is pointless.
+func IsInvalidData(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && pqErr.Code.Class() == "22"
+}

@@ -86,3 +86,33 @@ func TestEndpointMalformedSignalDrained(t *testing.T) {
 		t.Fatalf("continued with %+v", next)
 	}
 }
+
+// TestEndpointSurvivesRefusedBookkeeping: issue 10. A disable whose reason
+// PostgreSQL refuses (a NUL byte, sent straight to the workflow, past the
+// API's check) fails its state change once, not forever: a clean disable
+// and an enable after it are recorded.
+func TestEndpointSurvivesRefusedBookkeeping(t *testing.T) {
+	t.Parallel()
+	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/refused")
+	env := f.env()
+	var between workflows.EndpointStatus
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalDisable, workflows.OperatorSignal{Reason: "b\x00"})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalDisable, workflows.OperatorSignal{Reason: "maintenance"})
+	}, 2*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		between = queryState(t, env)
+		env.SignalWorkflow(workflows.SignalEnable, workflows.OperatorSignal{Reason: "maintenance over"})
+	}, 3*time.Minute)
+	env.RegisterDelayedCallback(env.CancelWorkflow, 4*time.Minute)
+	env.ExecuteWorkflow(workflows.Endpoint, f.input())
+	if between.State != policies.StateDisabled {
+		t.Fatalf("after the clean disable: %+v", between)
+	}
+	got, changes := f.state(t)
+	if got != policies.StateEnabled || len(changes) != 2 || changes[0].Reason != "maintenance" || changes[1].Reason != "maintenance over" {
+		t.Fatalf("state %s, changes %+v", got, changes)
+	}
+}
