@@ -3,7 +3,7 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 
-.PHONY: run test bench bench-extra lint build bootstrap fuzz clean
+.PHONY: run test bench bench-extra bench-hostile lint build bootstrap fuzz clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -29,6 +29,11 @@ bench: bootstrap
 
 bench-extra: bootstrap
 	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench 'BenchmarkDelivery|BenchmarkEndpointHealth' -benchtime 1x -timeout 30m ./bench/
+
+# bench-hostile: hookrelay dev's peak RSS with 200 hostile receivers at once,
+# beside 200 polite ones (issue 10; about 2 minutes).
+bench-hostile: bootstrap
+	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench '^BenchmarkHostileRSS$$' -benchtime 1x -timeout 30m ./bench/
 
 fuzz:
 	go test -run '^$$' -fuzz FuzzParse -fuzztime 5m -fuzzminimizetime 2s ./where/

@@ -23,7 +23,7 @@ func runWorker(t *testing.T, c client.Client, st *store.Store) (stop func()) {
 	done := make(chan error, 1)
 	go func() {
 		done <- worker.Run(ctx, c, st, testenv.Logger(),
-			worker.Options{HTTPConcurrency: 50, QueuePrefix: testenv.QueuePrefix(t)})
+			worker.Options{HTTPConcurrency: 50, QueuePrefix: testenv.QueuePrefix(t), Egress: testenv.Egress()})
 	}()
 	stopped := false
 	stop = func() {
