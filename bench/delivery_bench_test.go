@@ -103,7 +103,9 @@ func BenchmarkDelivery(b *testing.B) {
 func runHookrelay(b *testing.B, st *store.Store, c client.Client, run int, l load) result {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = worker.Run(ctx, c, st, testenv.Logger(), worker.Options{HTTPConcurrency: 200, Egress: testenv.Egress()}) }()
+	go func() {
+		_ = worker.Run(ctx, c, st, testenv.Logger(), worker.Options{HTTPConcurrency: 200, Egress: testenv.Egress()})
+	}()
 	var mu sync.Mutex
 	received := map[string]time.Time{}
 	rcv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

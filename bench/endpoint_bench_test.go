@@ -265,7 +265,9 @@ func runHealthLoad(b *testing.B, st *store.Store, c client.Client, cfg loadConfi
 	logger := slog.New(counter)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = worker.Run(ctx, c, st, logger, worker.Options{HTTPConcurrency: 50, Egress: testenv.Egress()}) })
+	wg.Go(func() {
+		_ = worker.Run(ctx, c, st, logger, worker.Options{HTTPConcurrency: 50, Egress: testenv.Egress()})
+	})
 	defer func() { cancel(); wg.Wait() }()
 	wr, err := c.ExecuteWorkflow(ctx, workflows.EndpointOptions(workflows.DefaultQueues(), f.sub.EndpointID), workflows.EndpointWorkflowType,
 		workflows.EndpointInput{EndpointID: f.sub.EndpointID, Health: f.health, MaxSignalsPerRun: cfg.signalsPerRun})
