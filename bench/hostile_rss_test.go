@@ -79,7 +79,7 @@ func BenchmarkHostileRSS(b *testing.B) {
 
 // hostileRSSBound is the stated bound on hookrelay dev's RSS with 200
 // hostile receivers at once.
-const hostileRSSBound = 400 << 20
+const hostileRSSBound = 200 << 20
 
 // rssPhase subscribes 200 receivers made by handler, publishes one event to
 // each, samples the process's RSS until every delivery has ended, and

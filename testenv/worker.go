@@ -3,6 +3,8 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -43,8 +45,20 @@ func Starter(t testing.TB, c client.Client, st *store.Store) *starter.Starter {
 
 // Egress is the guard tests deliver through: the default deny list with
 // loopback allowed, as under `hookrelay dev`, since every receiver of a test
-// listens on loopback.
-func Egress() *egress.Guard { return egress.New(egress.Loopback) }
+// listens on loopback. It resolves no names (a test's receivers are
+// addresses), so that no test sends even a DNS query off the machine.
+func Egress() *egress.Guard {
+	g := egress.New(egress.Loopback)
+	g.Resolver = noNames{}
+	return g
+}
+
+// noNames is a resolver that resolves nothing.
+type noNames struct{}
+
+func (noNames) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "tests resolve no names", Name: host, IsNotFound: true}
+}
 
 // Queues are task queues of the test's own.
 func Queues(t testing.TB) workflows.Queues { return workflows.QueuesFor(QueuePrefix(t)) }
