@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/egress"
+	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -37,7 +38,10 @@ type Activities struct {
 	// Signaler tells endpoint workflows what attempts mean for their health;
 	// nil means the health service over Temporal (none without Temporal).
 	Signaler EndpointSignaler
-	health   healthGate
+	// Metrics counts attempts, endings and operational events; nil counts
+	// nothing.
+	Metrics *metrics.Metrics
+	health  healthGate
 }
 
 // MaxResponseHeaderBytes bounds the response headers the HTTP client reads.
@@ -81,9 +85,10 @@ func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) (w
 }
 
 // Finish records how a delivery ended, making its dead letter, or queueing it
-// and deactivating its subscription (POLICIES.md §sap).
+// and deactivating its subscription (POLICIES.md §sap), and starts the
+// delivery of the operational event that raised.
 func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (workflows.FinishResult, error) {
-	id, err := a.Store.FinishDelivery(ctx, store.Finish{
+	f, err := a.Store.FinishDelivery(ctx, store.Finish{
 		DeliveryID: in.DeliveryID, Status: in.Status, Reason: in.Reason,
 		LastStatus: in.LastStatus, LastError: in.LastError,
 		DeactivateSubscription: policies.DeactivatesSubscription(in.Status),
@@ -91,12 +96,32 @@ func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (work
 	if err != nil {
 		return workflows.FinishResult{}, err
 	}
+	if d := f.Delivery; d != nil {
+		a.Metrics.Finished(string(in.Status), d.Policy, time.Since(d.CreatedAt), f.DeadLetterID != "")
+	}
+	a.startRaised(ctx, f.Raised)
 	if in.Status == policies.StatusDeadLettered {
 		if err := a.raiseDeadLettered(ctx, in.DeliveryID); err != nil {
 			return workflows.FinishResult{}, err
 		}
 	}
 	a.Logger.InfoContext(ctx, "delivery_finished", "delivery_id", in.DeliveryID,
-		"status", in.Status, "reason", in.Reason, "dead_letter_id", id)
-	return workflows.FinishResult{DeadLetterID: id}, nil
+		"status", in.Status, "reason", in.Reason, "dead_letter_id", f.DeadLetterID)
+	return workflows.FinishResult{DeadLetterID: f.DeadLetterID}, nil
+}
+
+// startRaised starts the deliveries of an operational event, stored with the
+// change that raised it. A failure is left to the sweeper, which starts
+// every delivery left unstarted.
+func (a *Activities) startRaised(ctx context.Context, r store.Raised) {
+	if r.Type == "" {
+		return
+	}
+	a.Metrics.Operational(r.Type)
+	if a.StartDeliveries == nil || len(r.Deliveries) == 0 {
+		return
+	}
+	if err := a.StartDeliveries(ctx, r.Deliveries); err != nil {
+		a.Logger.WarnContext(ctx, "operational_event_start_failed", "event_type", r.Type, "error", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
@@ -63,6 +64,8 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 		return workflows.DeliverResult{}, err
 	}
 	a.watchHealth(ctx, one, rec, c)
+	a.Metrics.Attempt(rec.Success, rec.ErrorKind, time.Duration(rec.DurationMs*float64(time.Millisecond)),
+		in.Attempt == 0, rec.StartedAt.Sub(t.CreatedAt))
 	a.Logger.InfoContext(ctx, "batch_attempt_made", "batch_id", in.BatchID, "events", len(in.DeliveryIDs),
 		"attempt", in.Attempt, "probe", in.Probe, "status_code", rec.StatusCode, "error_kind", rec.ErrorKind)
 	return resultOf(rec, c), nil

@@ -43,6 +43,8 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		return workflows.DeliverResult{}, err
 	}
 	a.watchHealth(ctx, in, rec, c)
+	a.Metrics.Attempt(rec.Success, rec.ErrorKind, time.Duration(rec.DurationMs*float64(time.Millisecond)),
+		in.Attempt == 0, rec.StartedAt.Sub(t.CreatedAt))
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
 	return resultOf(rec, c), nil

@@ -131,7 +131,7 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 	if err != nil {
 		return err
 	}
-	if eg := eventgrid.Of(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || l.EventType == DeadLetteredEventType {
+	if eg := eventgrid.Of(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || store.IsOperational(l.EventType) {
 		return nil
 	}
 	d := deadLetteredData{DeadLetterID: l.ID, DeliveryID: l.DeliveryID, EventID: l.ExternalEventID,
@@ -145,6 +145,9 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 		Fields: store.EventFields{Source: eventgrid.DefaultSource + "/deadletters", DataVersion: "1"}})
 	if err != nil {
 		return err
+	}
+	if !res.Duplicate {
+		a.Metrics.Operational(DeadLetteredEventType)
 	}
 	if a.StartDeliveries == nil {
 		return nil

@@ -30,15 +30,16 @@ func (a *Activities) endpoints() *health.Service {
 // RecordStateChange sets the endpoint's state and records why, in one
 // transaction; re-enabling restarts its counters.
 func (a *Activities) RecordStateChange(ctx context.Context, in workflows.StateChangeInput) (workflows.StateChangeResult, error) {
-	changed, err := a.Store.ChangeEndpointState(ctx, store.ChangeState{
+	sc, err := a.Store.ChangeEndpointState(ctx, store.ChangeState{
 		EndpointID: in.EndpointID, From: in.From, To: in.To, Reason: in.Reason, At: in.At, Restart: in.Restart,
 	})
 	if err != nil {
 		return workflows.StateChangeResult{}, permanentIfInvalid(err)
 	}
+	a.startRaised(ctx, sc.Raised)
 	a.Logger.InfoContext(ctx, "endpoint_state_changed", "endpoint_id", in.EndpointID,
-		"from", in.From, "to", in.To, "reason", in.Reason, "changed", changed)
-	return workflows.StateChangeResult{Changed: changed}, nil
+		"from", in.From, "to", in.To, "reason", in.Reason, "changed", sc.Changed)
+	return workflows.StateChangeResult{Changed: sc.Changed}, nil
 }
 
 // PickProbe returns the workflow ids of the endpoint's oldest waiting

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/egress"
+	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 )
@@ -33,6 +34,9 @@ type Server struct {
 	Logger     *slog.Logger
 	// Auth says who may call; its zero value needs credentials everywhere.
 	Auth Auth
+	// Metrics are served at /metrics and count publications; nil serves
+	// none.
+	Metrics *metrics.Metrics
 	// Egress refuses subscriptions to denied addresses; nil denies every
 	// private and special-purpose network.
 	Egress *egress.Guard
@@ -46,6 +50,7 @@ func New(s *Server) *echo.Echo {
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(checkParams)
 	e.Use(s.authenticate)
+	s.registerMetrics(e)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	v1 := e.Group("/v1", s.requireAccount)

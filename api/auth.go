@@ -19,6 +19,9 @@ import (
 type Auth struct {
 	// AdminKey manages accounts and API keys (HOOKRELAY_ADMIN_KEY).
 	AdminKey string
+	// MetricsToken reads /metrics and nothing else
+	// (HOOKRELAY_METRICS_TOKEN); the admin key reads it too.
+	MetricsToken string
 	// Open serves requests that carry no credentials as the default account,
 	// admin routes included: `hookrelay dev` without an admin key, on
 	// loopback, or HOOKRELAY_INSECURE_NO_AUTH. For local trials only.
@@ -29,6 +32,7 @@ type Auth struct {
 const (
 	ctxAccount = "hookrelay.account"
 	ctxAdmin   = "hookrelay.admin"
+	ctxMetrics = "hookrelay.metrics"
 )
 
 // forbidden is a 403 in the usual error shape.
@@ -103,8 +107,12 @@ func (s *Server) identify(c echo.Context, h string) error {
 	ctx := c.Request().Context()
 	if scheme, token, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
 		token = strings.TrimSpace(token)
-		if s.isAdminKey(token) {
+		if sameSecret(token, s.Auth.AdminKey) {
 			c.Set(ctxAdmin, true)
+			return nil
+		}
+		if sameSecret(token, s.Auth.MetricsToken) {
+			c.Set(ctxMetrics, true)
 			return nil
 		}
 		id, err := s.Store.AuthenticateKey(ctx, token)
@@ -132,13 +140,14 @@ func (s *Server) identify(c echo.Context, h string) error {
 	return nil
 }
 
-// isAdminKey compares token with the admin key in constant time (of their
-// hashes, so that the length does not show either).
-func (s *Server) isAdminKey(token string) bool {
-	if s.Auth.AdminKey == "" {
+// sameSecret compares token with a configured secret (never equal when the
+// secret is not set) in constant time, of their hashes, so that the length
+// does not show either.
+func sameSecret(token, secret string) bool {
+	if secret == "" {
 		return false
 	}
-	a, b := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(s.Auth.AdminKey))
+	a, b := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(secret))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 

@@ -62,6 +62,9 @@ func (s *Server) publishEventGrid(c echo.Context) error {
 			s.startDeliveries(c.Request().Context(), ds)
 			return err
 		}
+		if !res.Duplicate {
+			s.Metrics.Published(1)
+		}
 		ds = append(ds, res.Deliveries...)
 		out = append(out, EventGridPublished{ID: res.Event.ExternalID, Duplicate: res.Duplicate, Deliveries: len(res.Deliveries)})
 	}

@@ -71,6 +71,9 @@ func (s *Server) publishEvent(c echo.Context, ev store.Event) error {
 	if err != nil {
 		return err
 	}
+	if !res.Duplicate {
+		s.Metrics.Published(1)
+	}
 	s.startDeliveries(ctx, res.Deliveries)
 	status := http.StatusAccepted
 	if res.Duplicate {

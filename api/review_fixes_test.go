@@ -75,8 +75,9 @@ func TestRedriveOnceAndQueuedRetryRefused(t *testing.T) {
 	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, map[string]any{
 		"url": rcv.URL, "event_types": []string{"once.test"}}))
 	ds := publishOne(t, st, "once-1", "once.test")
-	dlID, err := st.FinishDelivery(t.Context(), store.Finish{DeliveryID: ds[0].ID, Status: policies.StatusDeadLettered,
+	fin, err := st.FinishDelivery(t.Context(), store.Finish{DeliveryID: ds[0].ID, Status: policies.StatusDeadLettered,
 		Reason: "test", LastStatus: 500})
+	dlID := fin.DeadLetterID
 	if err != nil || dlID == "" {
 		t.Fatalf("dead letter: %q %v", dlID, err)
 	}

@@ -35,6 +35,8 @@ type Config struct {
 	EdgeDefaults policies.EdgeDefaults
 	// Security holds the API's credentials and the egress allow list.
 	Security Security
+	// Metrics says where metrics are served.
+	Metrics Metrics
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -62,6 +64,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if err := c.loadSecurity(getenv); err != nil {
 		return c, err
 	}
+	c.loadMetrics(getenv)
 	return c, nil
 }
 

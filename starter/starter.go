@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -34,6 +35,8 @@ type Starter struct {
 	// Queues are the task queues workflows start on; zero means
 	// workflows.DefaultQueues.
 	Queues workflows.Queues
+	// Metrics counts the deliveries the sweeper starts; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // PolicyOf resolves a subscription's policy with its overrides.

@@ -28,7 +28,9 @@ func (s *Starter) SweepOnce(ctx context.Context, grace time.Duration) error {
 	ds, err := s.Store.UnstartedDeliveries(ctx, grace, 500)
 	if err == nil && len(ds) > 0 {
 		s.Logger.WarnContext(ctx, "sweeper_starting_deliveries", "count", len(ds))
-		err = s.Start(ctx, ds)
+		if err = s.Start(ctx, ds); err == nil {
+			s.Metrics.SweeperStarted(len(ds))
+		}
 	}
 	errs = append(errs, err, s.recoverBatches(ctx))
 	return errors.Join(errs...)

@@ -32,6 +32,9 @@ type Target struct {
 	Source          string  `db:"source"`
 	DataContentType string  `db:"data_content_type"`
 	Extensions      RawJSON `db:"extensions"`
+	// CreatedAt is when the delivery was stored: its publication, redrive
+	// or redelivery.
+	CreatedAt time.Time `db:"delivery_created_at"`
 }
 
 // Target loads what delivery id needs for an attempt. The endpoint is the
@@ -44,7 +47,7 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	err := s.db.GetContext(ctx, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
 			s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
-			e.data_version, e.source, e.data_content_type, e.extensions
+			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at
 		FROM deliveries d
 		JOIN events e ON e.id = d.event_id
 		JOIN subscriptions s ON s.id = d.subscription_id

@@ -65,12 +65,24 @@ type Finish struct {
 	DeactivateSubscription bool
 }
 
+// Finished is what FinishDelivery did.
+type Finished struct {
+	// Delivery is the delivery as it ended; nil when it had ended before
+	// (a retried call), which changes nothing.
+	Delivery *Delivery
+	// DeadLetterID is the dead letter made, if one was.
+	DeadLetterID string
+	// Raised is the operational event the ending raised, if any
+	// (hookrelay.delivery.dead_lettered or .queued).
+	Raised Raised
+}
+
 // FinishDelivery records a delivery's final status. A dead-lettered one gets a
-// dead letter; with f.DeactivateSubscription its subscription is deactivated.
-// Calling it again for a finished delivery changes nothing. It returns the
-// dead letter's id, if one was made.
-func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
-	var dlID string
+// dead letter; with f.DeactivateSubscription its subscription is deactivated;
+// either raises its operational event, in the same transaction. Calling it
+// again for a finished delivery changes nothing.
+func (s *Store) FinishDelivery(ctx context.Context, f Finish) (Finished, error) {
+	var out Finished
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var d Delivery
 		err := tx.GetContext(ctx, &d, `UPDATE deliveries SET status = $2, final_reason = $3,
@@ -80,20 +92,24 @@ func (s *Store) FinishDelivery(ctx context.Context, f Finish) (string, error) {
 		if err != nil {
 			return notFound(err, "unfinished delivery", f.DeliveryID)
 		}
+		out.Delivery = &d
 		if f.DeactivateSubscription {
 			if err := deactivateSubscription(ctx, tx, d.SubscriptionID); err != nil {
 				return err
 			}
 		}
 		if f.Status == policies.StatusDeadLettered {
-			dlID, err = insertDeadLetter(ctx, tx, d, f)
+			if out.DeadLetterID, err = insertDeadLetter(ctx, tx, d, f); err != nil {
+				return err
+			}
 		}
+		out.Raised, err = raiseDeliveryEvent(ctx, tx, d, f, out.DeadLetterID)
 		return err
 	})
 	if err != nil && isNotFound(err) {
-		return "", nil // already finished: idempotent
+		return Finished{}, nil // already finished: idempotent
 	}
-	return dlID, err
+	return out, err
 }
 
 func insertDeadLetter(ctx context.Context, tx *sqlx.Tx, d Delivery, f Finish) (string, error) {

@@ -113,12 +113,21 @@ type ChangeState struct {
 	Restart bool
 }
 
+// StateChanged is what ChangeEndpointState did.
+type StateChanged struct {
+	// Changed is false when the endpoint was no longer in the state the
+	// change starts from (recorded before, or changed elsewhere).
+	Changed bool
+	// Raised is the hookrelay.endpoint.* event the change raised, if any.
+	Raised Raised
+}
+
 // ChangeEndpointState sets the endpoint's state and records the change with
-// its reason, in one transaction, if the endpoint is still in c.From. It
-// reports whether it changed anything: recording the same change twice (an
-// activity retried) records it once.
-func (s *Store) ChangeEndpointState(ctx context.Context, c ChangeState) (bool, error) {
-	changed := false
+// its reason and its operational event, in one transaction, if the endpoint
+// is still in c.From: recording the same change twice (an activity retried)
+// records it once.
+func (s *Store) ChangeEndpointState(ctx context.Context, c ChangeState) (StateChanged, error) {
+	var out StateChanged
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE endpoints SET state = $3, updated_at = now(),
 				counted_since = CASE WHEN $4 THEN $5 ELSE counted_since END,
@@ -130,16 +139,17 @@ func (s *Store) ChangeEndpointState(ctx context.Context, c ChangeState) (bool, e
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		changed = true
+		out.Changed = true
 		_, err = tx.ExecContext(ctx, `INSERT INTO endpoint_state_changes
 			(endpoint_id, from_state, to_state, reason, changed_at) VALUES ($1, $2, $3, $4, $5)`,
 			c.EndpointID, c.From, c.To, c.Reason, c.At)
 		if err != nil {
 			return fmt.Errorf("store: record endpoint state change: %w", err)
 		}
-		return nil
+		out.Raised, err = raiseEndpointEvent(ctx, tx, c)
+		return err
 	})
-	return changed, err
+	return out, err
 }
 
 // Waiting is a delivery parked while its endpoint is disabled or frozen.

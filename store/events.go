@@ -66,6 +66,17 @@ type PublishResult struct {
 // Deliveries to inactive subscriptions, or of accounts in queue mode, are
 // queued at once (POLICIES.md §sap).
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
+	var res PublishResult
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		res, err = publishTx(ctx, tx, ev)
+		return err
+	})
+	return res, err
+}
+
+// publishTx is Publish within tx.
+func publishTx(ctx context.Context, tx *sqlx.Tx, ev Event) (PublishResult, error) {
 	if ev.ID == "" {
 		ev.ID = NewID("evt")
 	}
@@ -73,31 +84,28 @@ func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 		ev.ExternalID = ev.ID
 	}
 	var res PublishResult
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		f := ev.Fields
-		if len(f.Extensions) == 0 {
-			f.Extensions = RawJSON("{}")
-		}
-		err := tx.QueryRowxContext(ctx, `INSERT INTO events
-			(id, account_id, external_id, type, subject, data, occurred_at,
-			 data_version, source, data_content_type, extensions)
-			VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, now()), $8, $9, $10, $11)
-			ON CONFLICT (account_id, external_id) DO NOTHING
-			RETURNING occurred_at, created_at`,
-			ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data, nullTime(ev.OccurredAt),
-			f.DataVersion, f.Source, f.DataContentType, f.Extensions,
-		).Scan(&ev.OccurredAt, &ev.CreatedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			res.Duplicate = true
-			return loadPublished(ctx, tx, ev.AccountID, ev.ExternalID, &res)
-		}
-		if err != nil {
-			return fmt.Errorf("store: insert event: %w", err)
-		}
-		res.Event = ev
-		res.Deliveries, err = fanOut(ctx, tx, ev)
-		return err
-	})
+	f := ev.Fields
+	if len(f.Extensions) == 0 {
+		f.Extensions = RawJSON("{}")
+	}
+	err := tx.QueryRowxContext(ctx, `INSERT INTO events
+		(id, account_id, external_id, type, subject, data, occurred_at,
+		 data_version, source, data_content_type, extensions)
+		VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, now()), $8, $9, $10, $11)
+		ON CONFLICT (account_id, external_id) DO NOTHING
+		RETURNING occurred_at, created_at`,
+		ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data, nullTime(ev.OccurredAt),
+		f.DataVersion, f.Source, f.DataContentType, f.Extensions,
+	).Scan(&ev.OccurredAt, &ev.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		res.Duplicate = true
+		return res, loadPublished(ctx, tx, ev.AccountID, ev.ExternalID, &res)
+	}
+	if err != nil {
+		return res, fmt.Errorf("store: insert event: %w", err)
+	}
+	res.Event = ev
+	res.Deliveries, err = fanOut(ctx, tx, ev)
 	return res, err
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/egress"
+	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
@@ -38,6 +39,9 @@ type Options struct {
 	// Egress decides where attempts may connect; nil denies every private
 	// and special-purpose network (egress.New(nil)).
 	Egress *egress.Guard
+	// Metrics counts attempts, endings, operational events and sweeper
+	// starts; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Queues are the task queues the options name.
@@ -77,7 +81,7 @@ func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Log
 func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) (stop func(), err error) {
 	acts := activities.New(st, logger, opts.Egress)
 	q := opts.Queues()
-	acts.Temporal, acts.Queues = c, q
+	acts.Temporal, acts.Queues, acts.Metrics = c, q, opts.Metrics
 	// First attempts run as local activities in this worker (workflows/delivery_local.go).
 	main := sdkworker.New(c, q.Main, sdkworker.Options{MaxConcurrentLocalActivityExecutionSize: opts.HTTPConcurrency})
 	httpOpts := sdkworker.Options{
@@ -102,7 +106,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 		}
 	}
 	logger.InfoContext(ctx, "worker_started", "task_queues", []string{q.Main, q.Deliveries, q.Retries})
-	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults, Queues: q}
+	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults, Queues: q, Metrics: opts.Metrics}
 	acts.StartDeliveries = s.Start
 	if opts.SweepInterval > 0 {
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)

@@ -16,6 +16,7 @@ import (
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/config"
 	"github.com/hookrelay/hookrelay/egress"
+	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
@@ -24,9 +25,10 @@ import (
 
 // app holds the configuration and output of one run.
 type app struct {
-	cfg    config.Config
-	logger *slog.Logger
-	stdout io.Writer
+	cfg     config.Config
+	logger  *slog.Logger
+	stdout  io.Writer
+	metrics *metrics.Metrics
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
@@ -35,7 +37,7 @@ func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) 
 		return nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	return &app{cfg: cfg, logger: logger, stdout: stdout}, nil
+	return &app{cfg: cfg, logger: logger, stdout: stdout, metrics: metrics.New()}, nil
 }
 
 // connect opens the store (applying migrations) and the Temporal client.
@@ -51,10 +53,16 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 		_ = st.Close()
 		return nil, nil, err
 	}
+	mh, _, err := a.metrics.TemporalHandler()
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, err
+	}
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  a.cfg.TemporalAddress,
-		Namespace: a.cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(a.logger.With("component", "temporal")),
+		HostPort:       a.cfg.TemporalAddress,
+		Namespace:      a.cfg.TemporalNamespace,
+		Logger:         sdklog.NewStructuredLogger(a.logger.With("component", "temporal")),
+		MetricsHandler: mh,
 	})
 	if err != nil {
 		_ = st.Close()
@@ -86,6 +94,9 @@ func (a *app) worker(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer c.Close()
+	if err := a.serveWorkerMetrics(ctx); err != nil {
+		return err
+	}
 	return worker.Run(ctx, c, st, a.logger, a.workerOptions(false))
 }
 
@@ -105,8 +116,9 @@ func (a *app) api(ctx context.Context) error {
 
 // serve runs the HTTP API until ctx ends, then shuts it down gracefully.
 func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth api.Auth, g *egress.Guard) error {
-	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults}}
+	a.metrics.WithSource(st, a.logger)
+	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics,
+		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics}}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}

@@ -27,7 +27,7 @@ func (a *app) apiAuth() (api.Auth, error) {
 	if sec.InsecureNoAuth {
 		a.logger.Warn("api_open_without_credentials", "setting", config.EnvInsecureNoAuth)
 	}
-	return api.Auth{AdminKey: sec.AdminKey, Open: sec.InsecureNoAuth}, nil
+	return api.Auth{AdminKey: sec.AdminKey, MetricsToken: a.cfg.Metrics.Token, Open: sec.InsecureNoAuth}, nil
 }
 
 // devAuth is how `hookrelay dev` authenticates: as `hookrelay api` when an
@@ -36,7 +36,7 @@ func (a *app) apiAuth() (api.Auth, error) {
 func (a *app) devAuth() (api.Auth, error) {
 	sec := a.cfg.Security
 	if sec.AdminKey != "" {
-		return api.Auth{AdminKey: sec.AdminKey, Open: sec.InsecureNoAuth}, nil
+		return api.Auth{AdminKey: sec.AdminKey, MetricsToken: a.cfg.Metrics.Token, Open: sec.InsecureNoAuth}, nil
 	}
 	if !loopbackAddr(a.cfg.HTTPAddr) {
 		return api.Auth{}, errors.New("hookrelay dev runs open (no credentials) only on a loopback address: " +
@@ -72,5 +72,6 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts := worker.DefaultOptions()
 	opts.EdgeDefaults = a.cfg.EdgeDefaults
 	opts.Egress = a.guard(dev)
+	opts.Metrics = a.metrics
 	return opts
 }
