@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bootstrap.sh installs what hookrelay's development servers need and a fresh
-# machine may lack: the PostgreSQL server binaries (apt-get) and the Temporal
+# machine may lack: the PostgreSQL server binaries and promtool (apt-get) and the Temporal
 # CLI (into the project's bin/). It is idempotent and prints nothing when
 # there is nothing to do.
 set -euo pipefail
@@ -55,5 +55,18 @@ install_temporal() {
 	GOBIN="$ROOT/bin" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 }
 
+# install_promtool installs Debian's prometheus package for promtool, which
+# checks the example alerting rules (ops/prometheus) in the tests.
+install_promtool() {
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "bootstrap: promtool missing and apt-get not found; install Prometheus' promtool yourself" >&2
+		exit 1
+	fi
+	echo "bootstrap: installing promtool (apt-get install prometheus)"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+}
+
 have_postgres || install_postgres
+command -v promtool >/dev/null 2>&1 || install_promtool
 [[ -x $ROOT/bin/temporal ]] || install_temporal

@@ -36,7 +36,8 @@ configuration (environment): DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 HOOKRELAY_HTTP_ADDR (default 127.0.0.1:8080), HOOKRELAY_DATA_DIR (default .hookrelay),
 HOOKRELAY_PG_PORT, HOOKRELAY_TEMPORAL_UI_PORT, HOOKRELAY_LOG_LEVEL,
 HOOKRELAY_ADMIN_KEY (required by api), HOOKRELAY_INSECURE_NO_AUTH (local trials only),
-HOOKRELAY_EGRESS_ALLOW (CIDRs deliveries may reach despite the deny list)
+HOOKRELAY_EGRESS_ALLOW (CIDRs deliveries may reach despite the deny list),
+HOOKRELAY_METRICS_TOKEN (reads the API's /metrics), HOOKRELAY_METRICS_ADDR (worker's /metrics)
 `
 
 // run is the whole program, testable: it reads its arguments and
