@@ -33,6 +33,7 @@ type Metrics struct {
 	firstAttemptLag    prometheus.Histogram
 	publishToDelivered prometheus.Histogram
 	sweeperStarts      prometheus.Counter
+	registerErrors     prometheus.Counter
 }
 
 // latencyBuckets span 5 ms to about 2.8 hours.
@@ -62,6 +63,7 @@ func New() *Metrics {
 		publishToDelivered: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "publish_to_delivered_seconds",
 			Help: "From a delivery's creation to its being delivered.", Buckets: latencyBuckets})).(prometheus.Histogram),
 		sweeperStarts: counter("sweeper_starts_total", "Deliveries the sweeper started (their first start had failed or was lost)."),
+		registerErrors: counter("temporal_metric_errors_total", "Temporal SDK metrics that could not be registered (a clash of names)."),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

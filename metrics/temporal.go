@@ -14,16 +14,15 @@ import (
 // worker metrics: temporal_request, temporal_workflow_task_*,
 // temporal_activity_*, …) reporting into the registry, the way Temporal's
 // samples wire it. Close the io.Closer when the process stops.
-func (m *Metrics) TemporalHandler() (client.MetricsHandler, io.Closer, error) {
-	reporter, err := tallyprom.Configuration{TimerType: "histogram"}.NewReporter(
-		tallyprom.ConfigurationOptions{Registry: m.Registry})
-	if err != nil {
-		return nil, nil, err
-	}
+func (m *Metrics) TemporalHandler() (client.MetricsHandler, io.Closer) {
+	reporter := tallyprom.NewReporter(tallyprom.Options{
+		Registerer: m.Registry, Gatherer: m.Registry, DefaultTimerType: tallyprom.HistogramTimerType,
+		OnRegisterError: func(err error) { m.registerErrors.Inc() },
+	})
 	scope, closer := tally.NewRootScope(tally.ScopeOptions{
 		CachedReporter:  reporter,
 		Separator:       tallyprom.DefaultSeparator,
 		SanitizeOptions: &sdktally.PrometheusSanitizeOptions,
 	}, time.Second)
-	return sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)), closer, nil
+	return sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)), closer
 }

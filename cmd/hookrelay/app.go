@@ -53,11 +53,7 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 		_ = st.Close()
 		return nil, nil, err
 	}
-	mh, _, err := a.metrics.TemporalHandler()
-	if err != nil {
-		_ = st.Close()
-		return nil, nil, err
-	}
+	mh, _ := a.metrics.TemporalHandler() // reports until the process ends
 	c, err := client.DialContext(ctx, client.Options{
 		HostPort:       a.cfg.TemporalAddress,
 		Namespace:      a.cfg.TemporalNamespace,
