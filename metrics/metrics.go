@@ -62,7 +62,7 @@ func New() *Metrics {
 			Help: "From a delivery's creation (its publication) to the start of its first attempt.", Buckets: latencyBuckets})).(prometheus.Histogram),
 		publishToDelivered: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "publish_to_delivered_seconds",
 			Help: "From a delivery's creation to its being delivered.", Buckets: latencyBuckets})).(prometheus.Histogram),
-		sweeperStarts: counter("sweeper_starts_total", "Deliveries the sweeper started (their first start had failed or was lost)."),
+		sweeperStarts:  counter("sweeper_starts_total", "Deliveries the sweeper started (their first start had failed or was lost)."),
 		registerErrors: counter("temporal_metric_errors_total", "Temporal SDK metrics that could not be registered (a clash of names)."),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
