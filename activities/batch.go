@@ -58,8 +58,13 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	}
 	one := workflows.DeliverInput{DeliveryID: in.DeliveryIDs[0], Attempt: in.Attempt, ScheduledAt: in.ScheduledAt,
 		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health}
+	ids, err := a.Store.BeginAttempts(ctx, batchAttempts(store.Attempt{Attempt: in.Attempt,
+		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, in.DeliveryIDs))
+	if err != nil {
+		return workflows.DeliverResult{}, err
+	}
 	rec := a.post(ctx, t, one, body)
-	c, err := a.Store.RecordBatchAttempt(ctx, t.EndpointID, batchAttempts(rec, in.DeliveryIDs))
+	c, err := a.Store.CompleteAttempts(ctx, t.EndpointID, ids, rec)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}

@@ -37,8 +37,13 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
+	ids, err := a.Store.BeginAttempts(ctx, []store.Attempt{{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
+		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}})
+	if err != nil {
+		return workflows.DeliverResult{}, err
+	}
 	rec := a.post(ctx, t, in, body)
-	c, err := a.Store.RecordAttempt(ctx, t.EndpointID, rec)
+	c, err := a.Store.CompleteAttempts(ctx, t.EndpointID, ids, rec)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,13 +112,15 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-// TestDeliverRecordsOnce: the same attempt recorded twice (an activity
-// retried after a crash) counts once against the endpoint.
-func TestDeliverRecordsOnce(t *testing.T) {
+// TestDeliverRecordsEveryRequest: the same attempt executed twice (an
+// activity run again after a crash) sends two requests: each has its row
+// (try 0 and 1) and the endpoint counts both (issue 14).
+func TestDeliverRecordsEveryRequest(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger(), testenv.Egress())
-	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	var requests atomic.Int32
+	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
 	defer ok.Close()
 	d := deliveryTo(t, st, ok.URL)
 	in := workflows.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: time.Second}
@@ -134,8 +137,8 @@ func TestDeliverRecordsOnce(t *testing.T) {
 	if err := st.DB().Get(&rows, `SELECT count(*) FROM attempts WHERE delivery_id = $1`, d.ID); err != nil {
 		t.Fatal(err)
 	}
-	if attempts != 1 || rows != 1 {
-		t.Fatalf("endpoint counted %d attempts, %d rows; want 1 and 1", attempts, rows)
+	if attempts != 2 || rows != 2 || requests.Load() != 2 {
+		t.Fatalf("endpoint counted %d attempts, %d rows, %d requests; want 2 of each", attempts, rows, requests.Load())
 	}
 }
 

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
@@ -39,9 +41,15 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	e := toAPIError(err)
-	if e.Status >= 500 {
+	if e.Status == http.StatusServiceUnavailable {
+		s.Logger.WarnContext(c.Request().Context(), "request_unavailable",
+			"method", c.Request().Method, "path", c.Path(), "error", err)
+	} else if e.Status >= 500 {
 		s.Logger.ErrorContext(c.Request().Context(), "request_failed",
 			"method", c.Request().Method, "path", c.Path(), "error", err)
+	}
+	if e.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 	}
 	if err := c.JSON(e.Status, map[string]*Error{"error": e}); err != nil {
 		s.Logger.Error("error_response_failed", "error", err)
@@ -61,6 +69,8 @@ func toAPIError(err error) *Error {
 			code = "unknown_policy"
 		}
 		return &Error{Status: http.StatusBadRequest, Code: code, Field: fieldErr.Field, Message: fieldErr.Message}
+	case store.IsUnavailable(err) || temporalUnavailable(err):
+		return unavailable()
 	case errors.Is(err, store.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
 	case errors.Is(err, store.ErrConflict):
@@ -73,6 +83,23 @@ func toAPIError(err error) *Error {
 	default:
 		return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
 	}
+}
+
+// RetryAfterSeconds is the Retry-After of a 503: PostgreSQL or Temporal
+// could not be reached. Retry with the same Idempotency-Key (or body id).
+const RetryAfterSeconds = 1
+
+func unavailable() *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable",
+		Message: "a dependency (PostgreSQL or Temporal) is unavailable: retry later with the same Idempotency-Key"}
+}
+
+// temporalUnavailable tells whether err is Temporal's frontend being
+// unreachable or overloaded.
+func temporalUnavailable(err error) bool {
+	var unav *serviceerror.Unavailable
+	var exhausted *serviceerror.ResourceExhausted
+	return errors.As(err, &unav) || errors.As(err, &exhausted)
 }
 
 // tooLarge is the one answer to an oversized body, whether Echo's BodyLimit

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -45,9 +46,32 @@ func (r *EventRequest) validate() error {
 	return nil
 }
 
+// HeaderIdempotencyKey is an alternative to the body's id: a client that
+// retries a publish (after a timeout, a 503) with the same key publishes the
+// event once.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// idempotencyKey takes the header's key as the event's id; given with an id
+// in the body, the two must agree.
+func (r *EventRequest) idempotencyKey(key string) error {
+	switch {
+	case key == "":
+		return nil
+	case !utf8.ValidString(key) || len(key) > 200 || strings.IndexFunc(key, unicode.IsControl) >= 0:
+		return invalid(HeaderIdempotencyKey, "%s must be at most 200 printable characters", HeaderIdempotencyKey)
+	case r.ID != "" && r.ID != key:
+		return invalid(HeaderIdempotencyKey, "%s and the body's id differ; give one", HeaderIdempotencyKey)
+	}
+	r.ID = key
+	return nil
+}
+
 func (s *Server) publish(c echo.Context) error {
 	var req EventRequest
 	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if err := req.idempotencyKey(c.Request().Header.Get(HeaderIdempotencyKey)); err != nil {
 		return err
 	}
 	if err := req.validate(); err != nil {

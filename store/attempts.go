@@ -61,8 +61,11 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 
 // Attempt is one HTTP request made for a delivery.
 type Attempt struct {
-	DeliveryID      string    `db:"delivery_id" json:"-"`
-	Attempt         int       `db:"attempt" json:"attempt"`
+	DeliveryID string `db:"delivery_id" json:"-"`
+	Attempt    int    `db:"attempt" json:"attempt"`
+	// Try numbers the executions of one attempt: more than one when a crash
+	// cut an execution off (its row ends "unknown") and it ran again.
+	Try             int       `db:"try" json:"try,omitempty"`
 	ScheduledAt     time.Time `db:"scheduled_at" json:"scheduled_at"`
 	StartedAt       time.Time `db:"started_at" json:"started_at"`
 	DurationMs      float64   `db:"duration_ms" json:"duration_ms"`
@@ -87,14 +90,8 @@ type Counters struct {
 	CreatedAt time.Time `db:"created_at" json:"-"`
 }
 
-// RecordAttempt stores a and counts it against the endpoint (totals,
-// consecutive failures and the per-minute bucket of the sliding window), in one
-// transaction, and returns the endpoint's counters. Recording the same attempt
-// twice (an activity retried after a crash) counts it once.
-func (s *Store) RecordAttempt(ctx context.Context, endpointID string, a Attempt) (Counters, error) {
-	return s.RecordBatchAttempt(ctx, endpointID, []Attempt{a})
-}
-
+// countAttempt counts one request against the endpoint: its minute bucket
+// and its counters (POLICIES.md §workfront circuit breaker).
 func countAttempt(ctx context.Context, tx *sqlx.Tx, endpointID string, a Attempt) (Counters, error) {
 	fail := 0
 	if !a.Success {
@@ -128,9 +125,9 @@ func countAttempt(ctx context.Context, tx *sqlx.Tx, endpointID string, a Attempt
 // Attempts lists a delivery's attempts in order.
 func (s *Store) Attempts(ctx context.Context, deliveryID string) ([]Attempt, error) {
 	as := []Attempt{}
-	err := s.db.SelectContext(ctx, &as, `SELECT delivery_id, attempt, scheduled_at, started_at,
+	err := s.db.SelectContext(ctx, &as, `SELECT delivery_id, attempt, try, scheduled_at, started_at,
 		duration_ms, status_code, error_kind, error_message, response_body, response_headers, success
-		FROM attempts WHERE delivery_id = $1 ORDER BY attempt`, deliveryID)
+		FROM attempts WHERE delivery_id = $1 ORDER BY attempt, try`, deliveryID)
 	if err != nil {
 		return nil, fmt.Errorf("store: attempts: %w", err)
 	}

@@ -9,11 +9,13 @@ import (
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
-// TestRecordBatchAttemptCountsOnce: one request carrying three deliveries is
-// one attempt row per delivery but one count against the endpoint; recording
-// it again (an activity retried) adds nothing, and the next failed request
-// adds one consecutive failure.
-func TestRecordBatchAttemptCountsOnce(t *testing.T) {
+// TestAttemptsBeginAndComplete: one request carrying three deliveries is
+// one attempts row per delivery, written before it is sent, but one count
+// against the endpoint; completing it again adds nothing. An execution a
+// crash cut off leaves its rows open; the next execution of that attempt
+// closes them as unknown and gets rows of its own, so every request sent
+// has its row.
+func TestAttemptsBeginAndComplete(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
 	ctx := context.Background()
@@ -30,30 +32,35 @@ func TestRecordBatchAttemptCountsOnce(t *testing.T) {
 		}
 		ids = append(ids, pub.Deliveries[0].ID)
 	}
-	record := func(attempt int) store.Counters {
+	begin := func(attempt int) []int64 {
 		t.Helper()
 		as := make([]store.Attempt, len(ids))
 		for i, id := range ids {
-			as[i] = store.Attempt{DeliveryID: id, Attempt: attempt, ScheduledAt: time.Now(), StartedAt: time.Now(),
-				StatusCode: 500, ErrorKind: "http_status"}
+			as[i] = store.Attempt{DeliveryID: id, Attempt: attempt, ScheduledAt: time.Now(), StartedAt: time.Now()}
 		}
-		c, err := st.RecordBatchAttempt(ctx, sub.EndpointID, as)
+		rows, err := st.BeginAttempts(ctx, as)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c
+		return rows
 	}
-	for _, step := range []struct{ attempt, want int }{{0, 1}, {0, 1}, {1, 2}} {
-		c := record(step.attempt)
-		if c.Attempts != int64(step.want) || c.ConsecutiveFailures != int64(step.want) {
-			t.Errorf("after attempt %d: %d attempts, %d consecutive failures; want %d each",
-				step.attempt, c.Attempts, c.ConsecutiveFailures, step.want)
+	complete := func(rows []int64, want int64) {
+		t.Helper()
+		c, err := st.CompleteAttempts(ctx, sub.EndpointID, rows, store.Attempt{StartedAt: time.Now(), StatusCode: 500, ErrorKind: "http_status"})
+		if err != nil || c.Attempts != want || c.ConsecutiveFailures != want {
+			t.Errorf("counters %+v (%v), want %d attempts and consecutive failures", c, err, want)
 		}
 	}
+	first := begin(0)
+	complete(first, 1)
+	complete(first, 1) // again: counted once
+	begin(1)           // cut off by a crash: never completed
+	complete(begin(1), 2)
 	for _, id := range ids {
 		as, err := st.Attempts(ctx, id)
-		if err != nil || len(as) != 2 {
-			t.Errorf("delivery %s: %d attempt rows (%v), want 2", id, len(as), err)
+		if err != nil || len(as) != 3 || as[0].ErrorKind != "http_status" || as[1].ErrorKind != store.KindUnknown ||
+			as[2].ErrorKind != "http_status" || as[2].Try != 1 {
+			t.Errorf("delivery %s: rows %+v (%v), want done, unknown, done (try 1)", id, as, err)
 		}
 	}
 	var bucket int64

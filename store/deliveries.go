@@ -93,6 +93,9 @@ func (s *Store) FinishDelivery(ctx context.Context, f Finish) (Finished, error) 
 			return notFound(err, "unfinished delivery", f.DeliveryID)
 		}
 		out.Delivery = &d
+		if err := closeOpenAttempts(ctx, tx, d.ID); err != nil {
+			return err
+		}
 		if f.DeactivateSubscription {
 			if err := deactivateSubscription(ctx, tx, d.SubscriptionID); err != nil {
 				return err

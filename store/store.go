@@ -7,9 +7,13 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -117,4 +121,27 @@ func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 func IsInvalidData(err error) bool {
 	var pqErr *pq.Error
 	return errors.As(err, &pqErr) && pqErr.Code.Class() == "22"
+}
+
+// IsUnavailable tells whether err means PostgreSQL could not be reached or
+// went away (refused or dropped connections, a server shutting down or
+// starting): the same request may well succeed a moment later, so the API
+// answers 503 with Retry-After.
+func IsUnavailable(err error) bool {
+	var pqErr *pq.Error
+	var netErr net.Error
+	var opErr *net.OpError
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &pqErr):
+		c := pqErr.Code
+		return c.Class() == "08" || c.Class() == "57" || c == "53300" // connection, operator intervention, too many connections
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return true
+	case errors.As(err, &opErr), errors.As(err, &netErr):
+		return true
+	}
+	return false
 }
