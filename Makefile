@@ -3,7 +3,7 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 
-.PHONY: run test bench bench-extra bench-hostile lint build bootstrap fuzz clean
+.PHONY: run test chaos bench bench-extra bench-hostile lint build bootstrap fuzz clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -21,6 +21,12 @@ lint:
 
 test: bootstrap lint
 	HOOKRELAY_REQUIRE_SERVERS=1 go test $(GO_TEST_FLAGS) ./...
+
+# chaos: the reliability suite (chaos/), every scenario: the servers as
+# separate processes killed and restarted under a steady publish, then
+# reconciled (about 6 minutes). `make test` runs its short scenario.
+chaos: bootstrap
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CHAOS=full go test -count=1 -v -run '^TestChaos$$' -timeout 60m ./chaos/ | grep -v '^=== '
 
 # bench: hookrelay as `make run` ships it, with its same-run baseline (about 8
 # minutes); bench-extra: the in-memory delivery benchmark and endpoint health.

@@ -270,3 +270,15 @@ func (p *Postgres) Stop() error {
 	p.started = false
 	return nil
 }
+
+// StopImmediate stops the server in immediate mode: no checkpoint, every
+// connection cut, recovery at the next start, as after a crash (the chaos
+// suite). StartPostgres on the same DataDir starts it again.
+func (p *Postgres) StopImmediate() error {
+	err := p.runner.run(context.Background(), p.dataDir, "pg_ctl", "stop", "-w", "-m", "immediate", "-D", p.dataDir)
+	if err != nil {
+		return fmt.Errorf("stop postgres: %w", err)
+	}
+	p.started = false
+	return nil
+}

@@ -297,3 +297,16 @@ func (t *Temporal) stop() error {
 	}
 	return nil
 }
+
+// Kill ends the server with SIGKILL, as a crash would (the chaos suite);
+// StartTemporal on the same DBFile and port starts it again.
+func (t *Temporal) Kill() error {
+	if t.cmd == nil || t.cmd.Process == nil {
+		return nil
+	}
+	if err := syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill temporal: %w", err)
+	}
+	<-t.done
+	return nil
+}
