@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ type result struct {
 	published, lost, stuck, duplicates int
 	statuses                           map[policies.Status]int
 	rows, unknown, requests            int
+	reasons                            map[string]int // of the deliveries not delivered
 	settle                             time.Duration
 }
 
@@ -51,6 +53,9 @@ func TestChaos(t *testing.T) {
 	if os.Getenv("HOOKRELAY_CHAOS") == "full" {
 		scenarios = fullScenarios
 	}
+	if only := os.Getenv("HOOKRELAY_CHAOS_ONLY"); only != "" {
+		scenarios = slices.DeleteFunc(slices.Clone(fullScenarios), func(sc scenario) bool { return !strings.Contains(only, sc.name) })
+	}
 	s := startStack(t)
 	rcv := newReceiver(t)
 	fmt.Println("| scenario | fault | receiver | published | delivered | dead-lettered | lost | stuck | duplicates | attempt rows | requests | settle |")
@@ -58,6 +63,9 @@ func TestChaos(t *testing.T) {
 	for _, sc := range scenarios {
 		r := s.run1(rcv, sc)
 		fmt.Println(r)
+		for reason, n := range r.reasons {
+			fmt.Printf("|   | %d ended: %.120s |\n", n, reason)
+		}
 		if r.lost != 0 || r.stuck != 0 || r.rows != r.requests || r.published != sc.events {
 			t.Errorf("%s: %d of %d published, %d lost, %d stuck, %d attempt rows for %d requests",
 				sc.name, r.published, sc.events, r.lost, r.stuck, r.rows, r.requests)
@@ -81,7 +89,7 @@ var fullScenarios = []scenario{
 func (s *stack) run1(rcv *receiver, sc scenario) result {
 	typ := "chaos." + sc.name
 	body := fmt.Sprintf(`{"url": %q, "event_types": [%q], "policy": "custom", "retry_policy":
-		{"custom": {"kind": "fixed", "interval_seconds": 1}, "max_attempts": 8, "timeout_seconds": %d, "dead_lettering": true}}`,
+		{"custom": {"kind": "fixed", "interval_seconds": 1}, "max_attempts": 30, "timeout_seconds": %d, "dead_lettering": true}}`,
 		rcv.URL+"/"+sc.name+"/"+sc.behaviour, typ, int(attemptTimeout.Seconds()))
 	subID := s.mustPost("/v1/subscriptions", body)
 	var fault sync.WaitGroup
@@ -182,6 +190,18 @@ func (s *stack) reconcile(r *result, subID string, keys []string) {
 	r.statuses = map[policies.Status]int{}
 	for _, row := range rows {
 		r.statuses[row.Status] = row.N
+	}
+	var ends []struct {
+		Reason string `db:"final_reason"`
+		N      int    `db:"n"`
+	}
+	if err := db.Select(&ends, `SELECT final_reason, count(*) AS n FROM deliveries WHERE subscription_id = $1
+		AND status <> 'delivered' GROUP BY final_reason`, subID); err != nil {
+		s.t.Fatal(err)
+	}
+	r.reasons = map[string]int{}
+	for _, e := range ends {
+		r.reasons[e.Reason] = e.N
 	}
 	err = db.QueryRowx(`SELECT count(*), count(*) FILTER (WHERE a.error_kind = $2) FROM attempts a
 		JOIN deliveries d ON d.id = a.delivery_id WHERE d.subscription_id = $1`, subID, store.KindUnknown).

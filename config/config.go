@@ -37,6 +37,11 @@ type Config struct {
 	Security Security
 	// Metrics says where metrics are served.
 	Metrics Metrics
+	// Temporal is the Temporal connection's TLS and API key.
+	Temporal Temporal
+	// WorkerConcurrency bounds the attempts in flight on each of a worker's
+	// delivery queues (HOOKRELAY_WORKER_CONCURRENCY, default 200).
+	WorkerConcurrency int
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -65,6 +70,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.loadMetrics(getenv)
+	if err := c.loadTemporal(getenv); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 

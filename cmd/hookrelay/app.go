@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/config"
@@ -53,16 +52,15 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 		_ = st.Close()
 		return nil, nil, err
 	}
-	mh, _ := a.metrics.TemporalHandler() // reports until the process ends
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:       a.cfg.TemporalAddress,
-		Namespace:      a.cfg.TemporalNamespace,
-		Logger:         sdklog.NewStructuredLogger(a.logger.With("component", "temporal")),
-		MetricsHandler: mh,
-	})
+	c, err := a.dialTemporal(ctx)
 	if err != nil {
 		_ = st.Close()
-		return nil, nil, fmt.Errorf("temporal at %s: %w", a.cfg.TemporalAddress, err)
+		return nil, nil, err
+	}
+	if err := checkSetUp(ctx, c, a.cfg.TemporalNamespace); err != nil {
+		c.Close()
+		_ = st.Close()
+		return nil, nil, err
 	}
 	return st, c, nil
 }

@@ -26,6 +26,8 @@ commands:
   dev                  run PostgreSQL, the Temporal dev server, the worker and the API together
   api                  serve the HTTP API
   worker               run the Temporal workers
+  setup [--create-namespace]
+                       prepare a Temporal cluster (namespace, search attributes) and the database
   migrate              apply the database migrations
   policies             list the delivery policies
   policies show NAME   print a policy's full schedule
@@ -69,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return app.worker(ctx)
 	case "migrate":
 		return app.migrate(ctx)
+	case "setup":
+		return app.setup(ctx, args[1:])
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookrelay/hookrelay/store"
+	"go.temporal.io/sdk/client"
+)
+
+// setup prepares a Temporal cluster and a database for hookrelay, and can
+// run again any time: it checks the namespace (registering it with
+// --create-namespace), registers the search attributes hookrelay's
+// workflows use and applies the migrations.
+func (a *app) setup(ctx context.Context, args []string) error {
+	create := false
+	for _, arg := range args {
+		if arg != "--create-namespace" {
+			return fmt.Errorf("usage: hookrelay setup [--create-namespace]; unknown argument %q", arg)
+		}
+		create = true
+	}
+	if a.cfg.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is not set")
+	}
+	c, err := a.dialTemporal(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ns := a.cfg.TemporalNamespace
+	created, err := ensureNamespace(ctx, c, ns, create)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(a.stdout, "namespace %q registered\n", ns)
+	}
+	if err := a.registerAttributes(ctx, c, ns); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, "migrations applied; hookrelay is set up")
+	return nil
+}
+
+// registerAttributes adds the missing search attributes and waits until
+// the namespace lists them all (a fresh namespace can take a moment).
+func (a *app) registerAttributes(ctx context.Context, c client.Client, ns string) error {
+	missing, err := missingSearchAttributes(ctx, c, ns)
+	if err != nil {
+		return err
+	}
+	if err := addSearchAttributes(ctx, c, ns, missing); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(time.Minute); len(missing) > 0; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("temporal: search attributes %v still missing on %q after a minute", missing, ns)
+		}
+		if missing, err = missingSearchAttributes(ctx, c, ns); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(a.stdout, "search attributes registered on namespace %q\n", ns)
+	return nil
+}

@@ -1,0 +1,58 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Environment variables of the Temporal connection and the workers (README
+// §Running in production).
+const (
+	EnvTemporalTLS           = "TEMPORAL_TLS"
+	EnvTemporalTLSCA         = "TEMPORAL_TLS_CA"
+	EnvTemporalTLSCert       = "TEMPORAL_TLS_CERT"
+	EnvTemporalTLSKey        = "TEMPORAL_TLS_KEY"
+	EnvTemporalTLSServerName = "TEMPORAL_TLS_SERVER_NAME"
+	EnvTemporalAPIKey        = "TEMPORAL_API_KEY"
+	EnvWorkerConcurrency     = "HOOKRELAY_WORKER_CONCURRENCY"
+)
+
+// Temporal is how hookrelay connects to Temporal beyond its address and
+// namespace: TLS (a private CA, mTLS), an API key (Temporal Cloud).
+type Temporal struct {
+	// TLS turns TLS on (TEMPORAL_TLS=true); any of the files below, or an
+	// API key, turns it on too.
+	TLS bool
+	// CAFile verifies the server (TEMPORAL_TLS_CA); empty: the system roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate for mTLS
+	// (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY); both or neither.
+	CertFile, KeyFile string
+	// ServerName overrides the name verified (TEMPORAL_TLS_SERVER_NAME).
+	ServerName string
+	// APIKey authenticates to Temporal Cloud (TEMPORAL_API_KEY).
+	APIKey string
+}
+
+func (c *Config) loadTemporal(getenv func(string) string) error {
+	t := Temporal{CAFile: getenv(EnvTemporalTLSCA), CertFile: getenv(EnvTemporalTLSCert),
+		KeyFile: getenv(EnvTemporalTLSKey), ServerName: getenv(EnvTemporalTLSServerName), APIKey: getenv(EnvTemporalAPIKey)}
+	if v := getenv(EnvTemporalTLS); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("config: %s=%q: want true or false", EnvTemporalTLS, v)
+		}
+		t.TLS = b
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return fmt.Errorf("config: %s and %s go together", EnvTemporalTLSCert, EnvTemporalTLSKey)
+	}
+	t.TLS = t.TLS || t.CAFile != "" || t.CertFile != "" || t.APIKey != ""
+	c.Temporal = t
+	n, err := intVar(getenv, EnvWorkerConcurrency, 200)
+	if err != nil {
+		return fmt.Errorf("config: %s: want 1-65535 attempts in flight per queue", EnvWorkerConcurrency)
+	}
+	c.WorkerConcurrency = n
+	return nil
+}
