@@ -1,3 +1,4 @@
+# hookrelay's image: one static binary on distroless, run as a non-root user.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -5,6 +6,7 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -o /hookrelay ./cmd/hookrelay
 
-FROM gcr.io/distroless/static-debian12
+FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /hookrelay /hookrelay
+USER nonroot:nonroot
 ENTRYPOINT ["/hookrelay"]

@@ -3,7 +3,7 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 
-.PHONY: run test chaos bench bench-extra bench-hostile lint build bootstrap fuzz clean
+.PHONY: run run-cluster test-cluster cluster-bins test chaos bench bench-extra bench-hostile lint build bootstrap fuzz clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -13,6 +13,20 @@ build:
 
 run: bootstrap build
 	./bin/hookrelay dev
+
+# run-cluster: the production-shaped stack on this machine (cluster/):
+# PostgreSQL, a Temporal server built from go.temporal.io/server on it with 4
+# history shards, its Web UI, hookrelay setup, one API and two workers.
+run-cluster: bootstrap build cluster-bins
+	go run ./cluster/runcluster
+
+cluster-bins:
+	@bash scripts/cluster-bins.sh
+
+# test-cluster: 1,000 events across 50 endpoints through that stack, one
+# worker killed (kill -9) midway and started again (cluster/cluster_test.go).
+test-cluster: bootstrap build cluster-bins
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CLUSTER=1 go test -count=1 -v -run '^TestCluster$$' -timeout 30m ./cluster/ | grep -v '^=== '
 
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt -l lists:"; gofmt -l .; exit 1)

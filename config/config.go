@@ -11,6 +11,27 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 )
 
+// Environment variables of the core settings.
+const (
+	EnvDatabaseURL       = "DATABASE_URL"
+	EnvTemporalAddress   = "TEMPORAL_ADDRESS"
+	EnvTemporalNamespace = "TEMPORAL_NAMESPACE"
+	EnvHTTPAddr          = "HOOKRELAY_HTTP_ADDR"
+	EnvDataDir           = "HOOKRELAY_DATA_DIR"
+	EnvPGPort            = "HOOKRELAY_PG_PORT"
+	EnvTemporalUIPort    = "HOOKRELAY_TEMPORAL_UI_PORT"
+	EnvLogLevel          = "HOOKRELAY_LOG_LEVEL"
+)
+
+// Variables are the names of every environment variable hookrelay reads.
+func Variables() []string {
+	return []string{EnvDatabaseURL, EnvTemporalAddress, EnvTemporalNamespace, EnvHTTPAddr, EnvDataDir,
+		EnvPGPort, EnvTemporalUIPort, EnvLogLevel, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
+		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
+		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
+		EnvTemporalAPIKey, EnvWorkerConcurrency}
+}
+
 // Config is every setting hookrelay reads from the environment.
 type Config struct {
 	// DatabaseURL is the PostgreSQL URL (DATABASE_URL). Empty under `dev`
@@ -47,20 +68,20 @@ type Config struct {
 // Load reads the configuration through getenv, applying defaults.
 func Load(getenv func(string) string) (Config, error) {
 	c := Config{
-		DatabaseURL:       getenv("DATABASE_URL"),
-		TemporalAddress:   or(getenv("TEMPORAL_ADDRESS"), "127.0.0.1:7233"),
-		TemporalNamespace: or(getenv("TEMPORAL_NAMESPACE"), "default"),
-		HTTPAddr:          or(getenv("HOOKRELAY_HTTP_ADDR"), "127.0.0.1:8080"),
-		DataDir:           or(getenv("HOOKRELAY_DATA_DIR"), ".hookrelay"),
+		DatabaseURL:       getenv(EnvDatabaseURL),
+		TemporalAddress:   or(getenv(EnvTemporalAddress), "127.0.0.1:7233"),
+		TemporalNamespace: or(getenv(EnvTemporalNamespace), "default"),
+		HTTPAddr:          or(getenv(EnvHTTPAddr), "127.0.0.1:8080"),
+		DataDir:           or(getenv(EnvDataDir), ".hookrelay"),
 	}
 	var err error
-	if c.PostgresPort, err = intVar(getenv, "HOOKRELAY_PG_PORT", 54329); err != nil {
+	if c.PostgresPort, err = intVar(getenv, EnvPGPort, 54329); err != nil {
 		return c, err
 	}
-	if c.TemporalUIPort, err = intVar(getenv, "HOOKRELAY_TEMPORAL_UI_PORT", 8233); err != nil {
+	if c.TemporalUIPort, err = intVar(getenv, EnvTemporalUIPort, 8233); err != nil {
 		return c, err
 	}
-	if err := c.LogLevel.UnmarshalText([]byte(or(getenv("HOOKRELAY_LOG_LEVEL"), "info"))); err != nil {
+	if err := c.LogLevel.UnmarshalText([]byte(or(getenv(EnvLogLevel), "info"))); err != nil {
 		return c, fmt.Errorf("config: HOOKRELAY_LOG_LEVEL: %w", err)
 	}
 	if err := c.loadEdge(getenv); err != nil {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bootstrap.sh installs what hookrelay's development servers need and a fresh
-# machine may lack: the PostgreSQL server binaries and promtool (apt-get) and the Temporal
+# machine may lack: the PostgreSQL server binaries, promtool and docker-compose (apt-get) and the Temporal
 # CLI (into the project's bin/). It is idempotent and prints nothing when
 # there is nothing to do.
 set -euo pipefail
@@ -67,6 +67,15 @@ install_promtool() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 }
 
+# install_compose installs Debian's docker-compose, which validates
+# docker-compose.yml in the tests (no Docker engine is needed for that).
+install_compose() {
+	echo "bootstrap: installing docker-compose (apt-get install docker-compose)"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+}
+
 have_postgres || install_postgres
 command -v promtool >/dev/null 2>&1 || install_promtool
+command -v docker-compose >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || install_compose
 [[ -x $ROOT/bin/temporal ]] || install_temporal

@@ -28,6 +28,8 @@ commands:
   worker               run the Temporal workers
   setup [--create-namespace]
                        prepare a Temporal cluster (namespace, search attributes) and the database
+  healthcheck api|worker
+                       exit 0 when the API's /readyz (or the worker's /metrics) answers 200
   migrate              apply the database migrations
   policies             list the delivery policies
   policies show NAME   print a policy's full schedule
@@ -39,7 +41,9 @@ HOOKRELAY_HTTP_ADDR (default 127.0.0.1:8080), HOOKRELAY_DATA_DIR (default .hookr
 HOOKRELAY_PG_PORT, HOOKRELAY_TEMPORAL_UI_PORT, HOOKRELAY_LOG_LEVEL,
 HOOKRELAY_ADMIN_KEY (required by api), HOOKRELAY_INSECURE_NO_AUTH (local trials only),
 HOOKRELAY_EGRESS_ALLOW (CIDRs deliveries may reach despite the deny list),
-HOOKRELAY_METRICS_TOKEN (reads the API's /metrics), HOOKRELAY_METRICS_ADDR (worker's /metrics)
+HOOKRELAY_METRICS_TOKEN (reads the API's /metrics), HOOKRELAY_METRICS_ADDR (worker's /metrics),
+TEMPORAL_TLS, TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_SERVER_NAME,
+TEMPORAL_API_KEY (Temporal Cloud), HOOKRELAY_WORKER_CONCURRENCY (attempts in flight per queue, 200)
 `
 
 // run is the whole program, testable: it reads its arguments and
@@ -73,6 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return app.migrate(ctx)
 	case "setup":
 		return app.setup(ctx, args[1:])
+	case "healthcheck":
+		return app.healthcheck(ctx, args[1:])
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookrelay/hookrelay/store"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -54,23 +55,26 @@ func (a *app) setup(ctx context.Context, args []string) error {
 }
 
 // registerAttributes adds the missing search attributes and waits until
-// the namespace lists them all (a fresh namespace can take a moment).
+// the namespace lists them all; a namespace just registered can take a few
+// seconds to be known everywhere, so "not found" is waited out too.
 func (a *app) registerAttributes(ctx context.Context, c client.Client, ns string) error {
-	missing, err := missingSearchAttributes(ctx, c, ns)
-	if err != nil {
-		return err
-	}
-	if err := addSearchAttributes(ctx, c, ns, missing); err != nil {
-		return err
-	}
-	for deadline := time.Now().Add(time.Minute); len(missing) > 0; time.Sleep(500 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("temporal: search attributes %v still missing on %q after a minute", missing, ns)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		missing, err := missingSearchAttributes(ctx, c, ns)
+		if err == nil && len(missing) == 0 {
+			fmt.Fprintf(a.stdout, "search attributes registered on namespace %q\n", ns)
+			return nil
 		}
-		if missing, err = missingSearchAttributes(ctx, c, ns); err != nil {
+		if err == nil {
+			err = addSearchAttributes(ctx, c, ns, missing)
+		}
+		var notFound *serviceerror.NamespaceNotFound
+		if err != nil && !errors.As(err, &notFound) {
 			return err
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("temporal: search attributes %v not registered on %q after a minute (%v)", missing, ns, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	fmt.Fprintf(a.stdout, "search attributes registered on namespace %q\n", ns)
-	return nil
 }

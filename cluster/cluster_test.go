@@ -1,0 +1,168 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/cluster"
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
+)
+
+const (
+	clusterEvents    = 1000
+	clusterEndpoints = 50
+)
+
+// hits counts the requests a receiver got per Webhook-Id.
+type hits struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (h *hits) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.seen[r.Header.Get("Webhook-Id")]++
+	h.mu.Unlock()
+}
+
+func (h *hits) counts() (events, duplicates int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, n := range h.seen {
+		events++
+		duplicates += n - 1
+	}
+	return events, duplicates
+}
+
+// TestCluster: issue 13, on the production-shaped stack (make test-cluster):
+// 1,000 events across 50 endpoints, one of the two workers killed (kill -9)
+// midway and started again; every event is delivered, none lost, and the
+// duplicates are counted.
+func TestCluster(t *testing.T) {
+	if os.Getenv("HOOKRELAY_CLUSTER") == "" {
+		t.Skip("the cluster test runs under `make test-cluster` (HOOKRELAY_CLUSTER=1)")
+	}
+	begin := time.Now()
+	dir, err := os.MkdirTemp("", "hookrelay-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	cfg, err := cluster.Defaults(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger, cfg.APIAddr = testenv.Logger(), ""
+	c, err := cluster.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	started := time.Since(begin)
+	rcv := &hits{seen: map[string]int{}}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	for i := range clusterEndpoints {
+		post(t, c.API+"/v1/subscriptions", "", fmt.Sprintf(`{"url": "%s/ep%d", "event_types": ["cluster.%d"], "policy": "custom",
+			"retry_policy": {"custom": {"kind": "fixed", "interval_seconds": 1}, "max_attempts": 30}}`, srv.URL, i, i))
+	}
+	publishStart := time.Now()
+	publishAll(t, c)
+	st, err := store.Open(context.Background(), c.PG.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	open := waitEnded(t, st, 5*time.Minute)
+	took := time.Since(publishStart)
+	events, dups := rcv.counts()
+	var delivered int
+	_ = st.DB().Get(&delivered, `SELECT count(*) FROM deliveries WHERE status = 'delivered'`)
+	fmt.Printf("cluster: started in %.1f s; %d events to %d endpoints, a worker killed at 500: %d delivered, "+
+		"%d received, %d duplicates, %d not ended; %.1f s from the first publish to the last delivery (%.1f events/s)\n",
+		started.Seconds(), clusterEvents, clusterEndpoints, delivered, events, dups, open, took.Seconds(), float64(delivered)/took.Seconds())
+	if delivered != clusterEvents || events != clusterEvents || open != 0 {
+		t.Fatalf("%d delivered, %d received, %d not ended: want %d, %d, 0", delivered, events, open, clusterEvents, clusterEvents)
+	}
+}
+
+// publishAll publishes the events (8 at a time, each with an
+// Idempotency-Key, retried until accepted), killing worker-0 midway and
+// starting it again 2 s later.
+func publishAll(t *testing.T, c *cluster.Cluster) {
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < clusterEvents; i = int(next.Add(1)) - 1 {
+				if i == clusterEvents/2 {
+					if err := c.Kill("worker-0"); err != nil {
+						t.Error(err)
+					}
+					time.Sleep(2 * time.Second)
+					if err := c.StartWorker(0); err != nil {
+						t.Error(err)
+					}
+				}
+				post(t, c.API+"/v1/events", fmt.Sprintf("cluster-%d", i),
+					fmt.Sprintf(`{"type": "cluster.%d", "data": {"n": %d}}`, i%clusterEndpoints, i))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// post POSTs body (with an Idempotency-Key when key is set), retrying until
+// it is accepted.
+func post(t *testing.T, url, key, body string) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode < 300 {
+			return
+		}
+		if resp.StatusCode < 500 {
+			t.Errorf("POST %s: %d %s", url, resp.StatusCode, b)
+			return
+		}
+	}
+	t.Errorf("POST %s: not accepted within a minute", url)
+}
+
+// waitEnded waits until every delivery has ended; it returns how many had
+// not after limit.
+func waitEnded(t *testing.T, st *store.Store, limit time.Duration) int {
+	deadline := time.Now().Add(limit)
+	for {
+		var open int
+		err := st.DB().Get(&open, `SELECT count(*) FROM deliveries WHERE status NOT IN `+policies.SQLList(policies.FinalStatuses))
+		if err == nil && open == 0 {
+			return 0
+		}
+		if time.Now().After(deadline) {
+			return open
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}

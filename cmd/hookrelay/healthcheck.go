@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// healthcheck is the container healthcheck (the image has no curl): for
+// `api`, the API's /readyz on HOOKRELAY_HTTP_ADDR must answer 200; for
+// `worker`, its /metrics on HOOKRELAY_METRICS_ADDR must.
+func (a *app) healthcheck(ctx context.Context, args []string) error {
+	if len(args) != 1 || (args[0] != "api" && args[0] != "worker") {
+		return fmt.Errorf("usage: hookrelay healthcheck api|worker")
+	}
+	addr, path := a.cfg.HTTPAddr, "/readyz"
+	if args[0] == "worker" {
+		addr, path = a.cfg.Metrics.Addr, "/metrics"
+		if addr == "" {
+			return fmt.Errorf("healthcheck worker: HOOKRELAY_METRICS_ADDR is not set, so the worker serves nothing to check")
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+local(addr)+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck %s: %w", args[0], err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck %s: %s answered %s", args[0], path, resp.Status)
+	}
+	fmt.Fprintln(a.stdout, "ok")
+	return nil
+}
+
+// local is addr with an unspecified host (":8080", "0.0.0.0:8080") made
+// loopback, where a process reaches its own listener.
+func local(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}

@@ -1,0 +1,57 @@
+package config_test
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hookrelay/hookrelay/config"
+)
+
+const composeFile = "../docker-compose.yml"
+
+// TestComposeFileValidates: docker-compose.yml passes Debian's
+// `docker-compose config` (installed by `make bootstrap`), and refuses to
+// render without an admin key.
+func TestComposeFileValidates(t *testing.T) {
+	dc, err := exec.LookPath("docker-compose")
+	if err != nil {
+		if os.Getenv("HOOKRELAY_REQUIRE_SERVERS") == "1" {
+			t.Fatal("docker-compose not found: run `make bootstrap` (apt-get install docker-compose)")
+		}
+		t.Skip("docker-compose not found")
+	}
+	check := func(adminKey string) ([]byte, error) {
+		cmd := exec.Command(dc, "-f", composeFile, "config", "-q")
+		cmd.Env = append(os.Environ(), "HOOKRELAY_ADMIN_KEY="+adminKey)
+		return cmd.CombinedOutput()
+	}
+	if out, err := check("0123456789abcdef0123456789abcdef"); err != nil {
+		t.Fatalf("docker-compose config: %v\n%s", err, out)
+	}
+	if out, err := check(""); err == nil || !strings.Contains(string(out), "HOOKRELAY_ADMIN_KEY") {
+		t.Fatalf("without HOOKRELAY_ADMIN_KEY: %v\n%s", err, out)
+	}
+}
+
+// TestComposeNamesAreConfigs: every hookrelay setting docker-compose.yml
+// gives (HOOKRELAY_*, TEMPORAL_*, DATABASE_URL, outside the images of
+// Temporal's own) is one config/ reads.
+func TestComposeNamesAreConfigs(t *testing.T) {
+	b, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?m)^\s+((?:HOOKRELAY|TEMPORAL)_[A-Z_]+|DATABASE_URL):`).FindAllStringSubmatch(string(b), -1)
+	if len(names) < 8 {
+		t.Fatalf("only %d settings found in %s", len(names), composeFile)
+	}
+	for _, m := range names {
+		if !slices.Contains(config.Variables(), m[1]) {
+			t.Errorf("%s sets %s, which config/ does not read", composeFile, m[1])
+		}
+	}
+}
