@@ -96,6 +96,38 @@ func TestCluster(t *testing.T) {
 	if delivered != clusterEvents || events != clusterEvents || open != 0 {
 		t.Fatalf("%d delivered, %d received, %d not ended: want %d, %d, 0", delivered, events, open, clusterEvents, clusterEvents)
 	}
+	throughput(t, c, st, srv.URL)
+}
+
+// throughput publishes 500 more events (8 publishers, no fault) and reports
+// how fast they were delivered, beside the same 500 requests POSTed straight
+// to the receiver by 8 senders (the baseline, same run).
+func throughput(t *testing.T, c *cluster.Cluster, st *store.Store, receiver string) {
+	const n = 500
+	send := func(f func(i int)) time.Duration {
+		var next atomic.Int32
+		var wg sync.WaitGroup
+		begin := time.Now()
+		for range 8 {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+					f(i)
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(begin)
+	}
+	direct := send(func(i int) { post(t, fmt.Sprintf("%s/ep%d", receiver, i%clusterEndpoints), "", `{}`) })
+	begin := time.Now()
+	send(func(i int) {
+		post(t, c.API+"/v1/events", fmt.Sprintf("tp-%d", i), fmt.Sprintf(`{"type": "cluster.%d", "data": {}}`, i%clusterEndpoints))
+	})
+	open := waitEnded(t, st, 5*time.Minute)
+	took := time.Since(begin)
+	fmt.Printf("cluster throughput: %d events published and delivered in %.1f s (%.1f/s, %d not ended); "+
+		"baseline, %d direct POSTs to the receiver: %.2f s (%.0f/s)\n",
+		n, took.Seconds(), n/took.Seconds(), open, n, direct.Seconds(), n/direct.Seconds())
 }
 
 // publishAll publishes the events (8 at a time, each with an

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -117,7 +119,7 @@ matching.numTaskqueueWritePartitions:
 func (c *Cluster) startTemporal(ctx context.Context) error {
 	ports := map[string][2]int{}
 	for _, svc := range []string{"frontend", "history", "matching", "worker"} {
-		ports[svc] = [2]int{freePort(), freePort()}
+		ports[svc] = [2]int{lowPort(), lowPort()}
 	}
 	dyn := filepath.Join(c.cfg.Dir, "dynamicconfig.yaml")
 	if err := os.WriteFile(dyn, []byte(dynamicConfig), 0o644); err != nil {
@@ -198,6 +200,18 @@ func (c *Cluster) startAPI(context.Context) error {
 		}
 	}
 	return fmt.Errorf("cluster: hookrelay api not ready; see %s", filepath.Join(c.cfg.Dir, "api.log"))
+}
+
+// lowPort is a free port below 32768: the server stores its membership port
+// in a smallint, and the kernel's free ports are above that.
+func lowPort() int {
+	for {
+		p := 20000 + rand.IntN(12000)
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			_ = ln.Close()
+			return p
+		}
+	}
 }
 
 func freePort() int {
