@@ -109,7 +109,7 @@ func TestDeliverBatchSignalsEndpointOncePerRequest(t *testing.T) {
 	for attempt := 0; attempt < 2; attempt++ {
 		res, err := acts.DeliverBatch(context.Background(), workflows.DeliverBatchInput{BatchID: b.BatchID,
 			DeliveryIDs: b.DeliveryIDs, Attempt: attempt, ScheduledAt: time.Now(), Timeout: 5 * time.Second,
-			Health: policies.WorkfrontHealth})
+			Health: workfrontGone})
 		if err != nil || res.StatusCode != http.StatusGone {
 			t.Fatalf("attempt %d: %+v %v", attempt, res, err)
 		}

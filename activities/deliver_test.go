@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -181,5 +183,34 @@ func TestDeliverSigned(t *testing.T) {
 	other := activities.Signature("whsec_other", id, 0, body)
 	if other == want {
 		t.Fatal("a different secret gives the same signature")
+	}
+}
+
+// TestSuccessCodesWithRealReceivers: POLICIES.md §eventgrid (200-204 for
+// eventgrid and eventgrid-edge) and §workfront-legacy (200 only), against
+// real receivers answering each code (issue 11, item 6).
+func TestSuccessCodesWithRealReceivers(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
+	for _, c := range []struct {
+		p    policies.Policy
+		code int
+		ok   bool
+	}{
+		{policies.EventGrid(), 204, true}, {policies.EventGrid(), 205, false},
+		{policies.EventGridEdge(), 203, true}, {policies.EventGridEdge(), 206, false},
+		{policies.WorkfrontLegacy(), 200, true}, {policies.WorkfrontLegacy(), 201, false},
+	} {
+		t.Run(fmt.Sprintf("%s-%d", c.p.Name, c.code), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(c.code) }))
+			defer srv.Close()
+			d := deliveryTo(t, st, srv.URL)
+			res, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(),
+				Timeout: 5 * time.Second, Success: c.p.SuccessCodes, Health: c.p.Health})
+			if err != nil || res.Success != c.ok || res.StatusCode != c.code {
+				t.Errorf("success %v (%v), want %v", res.Success, err, c.ok)
+			}
+		})
 	}
 }

@@ -54,11 +54,19 @@ func signalsTo(t *testing.T, c client.Client, endpointID, name string) int {
 func attempt(t *testing.T, acts *activities.Activities, d store.Delivery, n int) {
 	t.Helper()
 	_, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, Attempt: n,
-		ScheduledAt: time.Now(), Timeout: 5 * time.Second, Health: policies.WorkfrontHealth})
+		ScheduledAt: time.Now(), Timeout: 5 * time.Second, Health: workfrontGone})
 	if err != nil {
 		t.Fatal(err)
 	}
 }
+
+// workfrontGone is Workfront's breaker with 410 Gone disabling, as custom
+// policies have it (POLICIES.md §common), for the tests of the 410 signal.
+var workfrontGone = func() policies.Health {
+	h := policies.WorkfrontHealth
+	h.DisableOnGone = true
+	return h
+}()
 
 // TestHealthSignalSlotTakenOnlyWhenSent: a threshold crossing whose signal
 // failed does not keep the next attempt (within the 5 s rate limit) from

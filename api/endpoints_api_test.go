@@ -140,7 +140,7 @@ func TestEndpointHealthAndIsolation(t *testing.T) {
 		{"window too long", `{"window_seconds":2592001}`, "window_seconds"},
 		{"rate over 1", `{"disable_failure_rate":1.5}`, "disable_failure_rate"},
 		{"negative rate", `{"disable_failure_rate":-0.1}`, "disable_failure_rate"},
-		{"probe 0", `{"probe_interval_seconds":0}`, "probe_interval_seconds"},
+		{"probe negative", `{"probe_interval_seconds":-1}`, "probe_interval_seconds"},
 		{"negative attempts", `{"disable_min_attempts":-1}`, "disable_min_attempts"},
 		{"freeze count too big", `{"freeze_always_after":1073741825}`, "freeze_always_after"},
 		{"wrong type", `{"window_seconds":"60"}`, "window_seconds"},

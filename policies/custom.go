@@ -33,7 +33,8 @@ const (
 // Policy returns the validated custom policy (POLICIES.md §Custom policies),
 // or a *FieldError on "retry_policy.custom.<field>". Its defaults: MaxAttempts
 // len(seconds)+1 for a list without RepeatLast, else 10; Timeout 30 s; no
-// jitter; dead-lettered when retries run out; the default circuit breaker.
+// jitter; dead-lettered when retries run out; no circuit breaker but 410
+// Gone (CustomHealth) unless its health overrides set one.
 func (c Custom) Policy() (Policy, error) {
 	s, err := c.schedule()
 	if err != nil {
@@ -46,7 +47,7 @@ func (c Custom) Policy() (Policy, error) {
 		MaxAttempts:   customDefaultAttempts,
 		Timeout:       30 * time.Second,
 		DeadLettering: true, OnExhausted: DeadLetter,
-		Health: defaultHealth(),
+		Health: CustomHealth,
 	}
 	if n, bounded := s.retries(); bounded {
 		p.MaxAttempts = n + 1

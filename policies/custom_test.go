@@ -50,7 +50,8 @@ func TestCustomKinds(t *testing.T) {
 	}
 }
 
-// TestCustomDefaults: timeout 30 s, dead-lettered, default circuit breaker.
+// TestCustomDefaults: timeout 30 s, dead-lettered, no circuit breaker but 410
+// Gone (POLICIES.md §common).
 func TestCustomDefaults(t *testing.T) {
 	t.Parallel()
 	p, err := Custom{Kind: Fixed, IntervalSeconds: 60}.Policy()
@@ -58,7 +59,7 @@ func TestCustomDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Name != NameCustom || p.Timeout != 30*time.Second || !p.DeadLettering || p.OnExhausted != DeadLetter ||
-		p.Health != defaultHealth() || p.JitterFraction != 0 || p.Description == "" || p.Section == "" {
+		p.Health != CustomHealth || p.JitterFraction != 0 || p.Description == "" || p.Section == "" {
 		t.Errorf("POLICIES.md §Custom policies: defaults %+v", p)
 	}
 }

@@ -36,7 +36,7 @@ type Snapshot struct {
 //     DisableMinAttempts and the window's failure rate is over
 //     DisableFailureRate (from enabled).
 //
-// A zero count or rate turns its rule off. Decide never re-enables: a probe
+// A zero count, rate or duration turns its rule off (POLICIES.md §common). Decide never re-enables: a probe
 // that succeeds or an operator does that. Frozen stays frozen.
 func (h Health) Decide(s Snapshot) (state, reason string) {
 	if s.State == StateFrozen {
@@ -58,7 +58,7 @@ func (h Health) freezeReason(s Snapshot) string {
 	if h.FreezeAlwaysAfter > 0 && s.Consecutive >= int64(h.FreezeAlwaysAfter) {
 		return fmt.Sprintf("%d consecutive failures (frozen at %d)", s.Consecutive, h.FreezeAlwaysAfter)
 	}
-	if h.FreezeConsecutive > 0 && s.Consecutive > int64(h.FreezeConsecutive) {
+	if h.FreezeConsecutive > 0 && h.FreezeNoSuccessFor > 0 && s.Consecutive > int64(h.FreezeConsecutive) {
 		if s.LastSuccessAt.IsZero() {
 			return fmt.Sprintf("%d consecutive failures (over %d) and no success ever", s.Consecutive, h.FreezeConsecutive)
 		}
@@ -70,10 +70,11 @@ func (h Health) freezeReason(s Snapshot) string {
 	return ""
 }
 
-// RateRuleApplies reports whether the failure-rate rule is on and attempts
-// (in the window, or any count that bounds it from above) are enough for it.
+// RateRuleApplies reports whether the failure-rate rule is on (a rate, a
+// minimum of attempts and a window, none zero) and attempts (in the window,
+// or any count that bounds it from above) are enough for it.
 func (h Health) RateRuleApplies(attempts int64) bool {
-	return h.DisableFailureRate > 0 && attempts > int64(h.DisableMinAttempts)
+	return h.DisableFailureRate > 0 && h.DisableMinAttempts > 0 && h.Window > 0 && attempts > int64(h.DisableMinAttempts)
 }
 
 func (h Health) disableReason(s Snapshot) string {
@@ -122,13 +123,17 @@ func (o HealthOverrides) Apply(h Health, prefix string) (Health, error) {
 		set      func(int)
 		unitName string
 	}{
-		{"window_seconds", o.WindowSeconds, minWindowSeconds, maxWindowSeconds, func(v int) { h.Window = healthSeconds(v) }, " seconds"},
+		{"window_seconds", o.WindowSeconds, 0, maxWindowSeconds, func(v int) { h.Window = healthSeconds(v) }, " seconds"},
 		{"disable_min_attempts", o.DisableMinAttempts, 0, maxHealthCount, func(v int) { h.DisableMinAttempts = v }, ""},
 		{"disable_consecutive", o.DisableConsecutive, 0, maxHealthCount, func(v int) { h.DisableConsecutive = v }, ""},
 		{"freeze_consecutive", o.FreezeConsecutive, 0, maxHealthCount, func(v int) { h.FreezeConsecutive = v }, ""},
 		{"freeze_no_success_for_seconds", o.FreezeNoSuccessForSeconds, 0, maxWaitSeconds, func(v int) { h.FreezeNoSuccessFor = healthSeconds(v) }, " seconds"},
 		{"freeze_always_after", o.FreezeAlwaysAfter, 0, maxHealthCount, func(v int) { h.FreezeAlwaysAfter = v }, ""},
-		{"probe_interval_seconds", o.ProbeIntervalSeconds, 1, maxProbeSeconds, func(v int) { h.ProbeInterval = healthSeconds(v) }, " seconds"},
+		{"probe_interval_seconds", o.ProbeIntervalSeconds, 0, maxProbeSeconds, func(v int) { h.ProbeInterval = healthSeconds(v) }, " seconds"},
+	}
+	if v := o.WindowSeconds; v != nil && *v > 0 && *v < minWindowSeconds {
+		return Health{}, fieldErr(prefix+"window_seconds", "must be 0 (the failure-rate rule off) or between %d and %d seconds",
+			minWindowSeconds, maxWindowSeconds)
 	}
 	for _, f := range ints {
 		if f.v == nil {

@@ -62,7 +62,7 @@ func TestDecideZeroTurnsRulesOff(t *testing.T) {
 
 func TestHealthOverrides(t *testing.T) {
 	t.Parallel()
-	three, two, bad := 3, 2, 0
+	three, two, bad := 3, 2, -1 // 0 turns probes off (POLICIES.md §common)
 	p, err := Resolve(NameWorkfront, Overrides{Health: &HealthOverrides{DisableConsecutive: &three, ProbeIntervalSeconds: &two}})
 	if err != nil {
 		t.Fatal(err)

@@ -143,6 +143,21 @@ func (p Policy) FinalStatus() Status {
 	}
 }
 
+// UndeliverableStatus is how a delivery ends when its endpoint answered a
+// code that sends it straight to the end (DeadLetterCodes): deactivated and
+// queued under a policy that ends that way (POLICIES.md §sap), else
+// dead-lettered where dead-lettering is on, else dropped.
+func (p Policy) UndeliverableStatus() Status {
+	switch {
+	case p.OnExhausted == DeactivateAndQueue:
+		return StatusQueued
+	case p.DeadLettering:
+		return StatusDeadLettered
+	default:
+		return StatusDropped
+	}
+}
+
 // DeactivatesSubscription reports whether a delivery that ends with status
 // deactivates its subscription: when a delivery is queued because its retries
 // ran out, its subscription gets no more pushes, and every later event for it

@@ -17,7 +17,21 @@ const (
 	MaxAttemptsExceeded Stop = "MaxDeliveryAttemptsExceeded"
 	// TTLExceeded: the next retry would come after the time-to-live.
 	TTLExceeded Stop = "TimeToLiveExceeded"
+	// RetryWindowExceeded: a policy without a time-to-live reached the end
+	// of its retries' window (Workfront's 48 hours, POLICIES.md §workfront)
+	// while its endpoint was disabled or frozen.
+	RetryWindowExceeded Stop = "RetryWindowExceeded"
 )
+
+// DeadlineStop names the limit a delivery that waited for its endpoint
+// reached: its time-to-live, or, for a policy without one, the window of
+// its retries (Deadline).
+func (p Policy) DeadlineStop() Stop {
+	if p.TTL > 0 {
+		return TTLExceeded
+	}
+	return RetryWindowExceeded
+}
 
 // Progress describes the deliveries a delivery workflow has made so far.
 type Progress struct {

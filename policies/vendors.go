@@ -26,6 +26,7 @@ const (
 const workfrontStep = 84800 * time.Millisecond
 
 // WorkfrontHealth is the Workfront circuit breaker (POLICIES.md §workfront).
+// A 410 does not disable: the document does not say it (§common).
 var WorkfrontHealth = Health{
 	Window:             24 * time.Hour,
 	DisableMinAttempts: 100,
@@ -35,8 +36,26 @@ var WorkfrontHealth = Health{
 	FreezeNoSuccessFor: 72 * time.Hour,
 	FreezeAlwaysAfter:  50000,
 	ProbeInterval:      10 * time.Minute,
-	DisableOnGone:      true,
 }
+
+// EventGridHealth is Event Grid's "delayed delivery" (POLICIES.md
+// §eventgrid): disabled after 10 consecutive failures, probed every 10
+// minutes, never frozen; no failure-rate rule.
+var EventGridHealth = Health{
+	Window:             24 * time.Hour,
+	DisableConsecutive: 10,
+	ProbeInterval:      10 * time.Minute,
+}
+
+// NoHealth is no circuit breaker (POLICIES.md §common: workfront-legacy, sap,
+// eventgrid-edge): every rule off. The probe interval only matters once an
+// operator disables the endpoint by hand, which stops probes anyway.
+var NoHealth = Health{Window: 24 * time.Hour, ProbeInterval: 10 * time.Minute}
+
+// CustomHealth is a custom policy's breaker unless its health overrides set
+// one (POLICIES.md §common): no rule on but 410 Gone, which disables, as
+// Standard Webhooks asks.
+var CustomHealth = Health{Window: 24 * time.Hour, ProbeInterval: 10 * time.Minute, DisableOnGone: true}
 
 // Workfront is Adobe Workfront's current rule set (POLICIES.md §workfront):
 // 11 retries at offsets (2^k - 1) * 84.8 s from the first failure, then a
@@ -62,8 +81,9 @@ func WorkfrontLegacy() Policy {
 		Schedule:      Schedule{Kind: Fixed, Interval: 10 * time.Minute},
 		MaxAttempts:   13,
 		Timeout:       30 * time.Second,
+		SuccessCodes:  []int{200},
 		DeadLettering: true, OnExhausted: DeadLetter,
-		Health: defaultHealth(),
+		Health: NoHealth,
 	}
 }
 
@@ -78,15 +98,16 @@ func SAP() Policy {
 		MaxAttempts:   6,
 		Timeout:       30 * time.Second,
 		DeadLettering: false, OnExhausted: DeactivateAndQueue,
-		Health: defaultHealth(),
+		Health: NoHealth,
 	}
 }
 
 // EventGrid is Azure Event Grid (POLICIES.md §eventgrid): gaps of 10 s, 30 s,
 // 1 min, 5 min, 10 min, 30 min, 1 h, then hourly, each with ±10% jitter; 30
 // attempts or 24 h; 400 and 413 dead-lettered at once; dead-lettering off by
-// default (the event is then dropped, with a record). Success is any 2xx: the
-// document's 200 and 202 are the codes it names, not the only ones it takes.
+// default (the event is then dropped, with a record). Success is 200-204, as
+// Azure's reference counts it; the breaker disables after 10 consecutive
+// failures and never freezes.
 func EventGrid() Policy {
 	return Policy{
 		Name: NameEventGrid, Section: "POLICIES.md §eventgrid",
@@ -99,9 +120,10 @@ func EventGrid() Policy {
 		TTL:             1440 * time.Minute,
 		Timeout:         30 * time.Second,
 		JitterFraction:  0.1,
+		SuccessCodes:    eventGridSuccess,
 		DeadLetterCodes: []int{400, 413},
 		DeadLettering:   false, OnExhausted: DeadLetter,
-		Health: defaultHealth(),
+		Health: EventGridHealth,
 	}
 }
 
@@ -118,8 +140,9 @@ func EventGridEdge() Policy {
 		MaxAttempts:   30,
 		TTL:           7200 * time.Second,
 		Timeout:       60 * time.Second,
+		SuccessCodes:  eventGridSuccess,
 		DeadLettering: true, OnExhausted: DeadLetter,
-		Health: defaultHealth(),
+		Health: NoHealth,
 	}
 }
 
@@ -152,10 +175,9 @@ func formulaOffsets(n int, f func(k int) float64) []time.Duration {
 	return offsets
 }
 
-// defaultHealth is the circuit breaker of policies whose vendor gives none:
-// Workfront's thresholds, which Event Grid's "may skip retries to an endpoint
-// that is consistently unhealthy" also describes.
-func defaultHealth() Health { return WorkfrontHealth }
+// eventGridSuccess are the codes Azure's reference counts as success
+// (POLICIES.md §eventgrid: 200-204), for eventgrid and eventgrid-edge.
+var eventGridSuccess = []int{200, 201, 202, 203, 204}
 
 var builtins = map[string]func() Policy{
 	NameWorkfront:       Workfront,

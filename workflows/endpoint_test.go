@@ -85,7 +85,7 @@ func (f *epFixture) env() *testsuite.TestWorkflowEnvironment {
 }
 
 func (f *epFixture) input() workflows.EndpointInput {
-	return workflows.EndpointInput{EndpointID: f.id, Health: policies.WorkfrontHealth}
+	return workflows.EndpointInput{EndpointID: f.id, Health: workfrontGone}
 }
 
 // queryState asks the running workflow for its status.
@@ -158,7 +158,16 @@ func TestEndpointThresholds(t *testing.T) {
 	}
 }
 
-// TestEndpointGoneDisables: a 410 disables the endpoint at once.
+// workfrontGone is Workfront's breaker with 410 Gone disabling, as custom
+// policies have it (POLICIES.md §common).
+var workfrontGone = func() policies.Health {
+	h := policies.WorkfrontHealth
+	h.DisableOnGone = true
+	return h
+}()
+
+// TestEndpointGoneDisables: a 410 disables the endpoint at once where its
+// rules say so.
 func TestEndpointGoneDisables(t *testing.T) {
 	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/gone")
@@ -315,23 +324,25 @@ func TestEndpointProbeSuccessReleases(t *testing.T) {
 }
 
 // TestWaitingDeliveryTTL: a delivery waiting for a frozen endpoint still ends
-// at its own limit, as its policy says: dropped (Event Grid, dead-lettering
-// off) or queued (SAP). (Workfront's dead letter: TestWorkfrontWaitingDeadline.)
+// at its own limit, as its policy says: dropped at its TTL (Event Grid,
+// dead-lettering off) or queued at the end of its retries' window (SAP, which
+// has no TTL). (Workfront's dead letter: TestWorkfrontWaitingDeadline.)
 func TestWaitingDeliveryTTL(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		policy, retry string
 		status        policies.Status
+		reason        policies.Stop
 	}{
-		{policies.NameEventGrid, `{"ttl_seconds":600}`, "dropped"},
-		{policies.NameSAP, "", "queued"},
+		{policies.NameEventGrid, `{"ttl_seconds":600}`, "dropped", policies.TTLExceeded},
+		{policies.NameSAP, "", "queued", policies.RetryWindowExceeded},
 	}
 	for _, c := range cases {
 		t.Run(c.policy, func(t *testing.T) {
 			f := newFixture(t, c.policy, c.retry, always(http.StatusOK))
 			f.setEndpointState(t, policies.StateFrozen)
 			out := f.run(t)
-			if out.res.Status != c.status || out.res.Reason != string(policies.TTLExceeded) || f.recv.requests() != 0 {
+			if out.res.Status != c.status || out.res.Reason != string(c.reason) || f.recv.requests() != 0 {
 				t.Fatalf("result %+v after %d requests", out.res, f.recv.requests())
 			}
 			if d := f.reload(t); d.Status != c.status {

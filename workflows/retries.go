@@ -58,7 +58,7 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		if res.Skipped {
 			var ok bool
 			if probe, ok = s.waitForEndpoint(); !ok {
-				return s.finish(r.policy.FinalStatus(), string(policies.TTLExceeded))
+				return s.finish(r.policy.FinalStatus(), string(r.policy.DeadlineStop()))
 			}
 			scheduled = workflow.Now(r.ctx)
 			continue
@@ -88,11 +88,7 @@ func (r *retries) judge() (due time.Time, status policies.Status, reason string)
 	case policies.Delivered:
 		return time.Time{}, policies.StatusDelivered, ""
 	case policies.Undeliverable:
-		status := policies.StatusDropped
-		if r.policy.DeadLettering {
-			status = policies.StatusDeadLettered
-		}
-		return time.Time{}, status, fmt.Sprintf("Undeliverable: HTTP %d", r.last.StatusCode)
+		return time.Time{}, r.policy.UndeliverableStatus(), fmt.Sprintf("Undeliverable: HTTP %d", r.last.StatusCode)
 	}
 	if r.pr.FirstFailureAt.IsZero() {
 		r.pr.FirstFailureAt = now

@@ -62,3 +62,17 @@ func TestSAPMoreRetries(t *testing.T) {
 		t.Errorf("retry 7 at %v, want 2^21 s", last)
 	}
 }
+
+// TestSAPDeadLetterCodeQueues: POLICIES.md §sap: "a status code that a
+// subscription sends straight to the end (dead_letter_codes) also ends the
+// SAP way: queued, subscription deactivated" (issue 11, item 7), not
+// dropped.
+func TestSAPDeadLetterCodeQueues(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, policies.NameSAP, `{"dead_letter_codes": [422]}`, always(http.StatusUnprocessableEntity))
+	out := f.run(t)
+	f.check(t, out, want{status: "queued", attempts: 1, reason: "Undeliverable: HTTP 422"})
+	if f.active(t) {
+		t.Fatal("subscription still active after a dead-letter code under sap")
+	}
+}

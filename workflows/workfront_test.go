@@ -83,14 +83,15 @@ func TestWorkfrontWaitingReleased(t *testing.T) {
 // TestWorkfrontWaitingDeadline: POLICIES.md §workfront: "messages for a
 // disabled or frozen URL wait; their own 48-hour limit still runs". A frozen
 // URL that is never re-enabled: no request, and at the limit the delivery is
-// dead-lettered as TimeToLiveExceeded.
+// dead-lettered, its reason naming that limit (RetryWindowExceeded: Workfront
+// has no TTL, POLICIES.md §common / issue 11).
 func TestWorkfrontWaitingDeadline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
 	f.setEndpointState(t, "frozen")
 	out := f.run(t)
 	f.check(t, out, want{status: "dead_lettered", attempts: 0,
-		reason: string(policies.TTLExceeded), timers: secList(173585.6)})
+		reason: string(policies.RetryWindowExceeded), timers: secList(173585.6)})
 }
 
 // TestWorkfrontProbe: POLICIES.md §workfront: "a disabled URL is still
