@@ -43,6 +43,10 @@ type Progress struct {
 	FirstFailureAt time.Time
 	// LastFailureAt is when the latest delivery was seen to fail.
 	LastFailureAt time.Time
+	// Skipped counts the retry slots of an offset schedule that passed
+	// while the delivery could not attempt (a wait, a worker outage): they
+	// are not fired and not counted as attempts (POLICIES.md §common).
+	Skipped int
 }
 
 // maxWait is the longest wait a schedule may hold (about 146 years): half of

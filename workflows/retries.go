@@ -94,11 +94,27 @@ func (r *retries) judge() (due time.Time, status policies.Status, reason string)
 		r.pr.FirstFailureAt = now
 	}
 	r.pr.LastFailureAt = now
-	due, stop := r.policy.Next(r.pr, r.seed)
+	due, stop := r.next()
 	if stop != policies.NoStop {
 		return time.Time{}, r.policy.FinalStatus(), string(stop)
 	}
 	return due, "", ""
+}
+
+// changeNoCatchUp marks POLICIES.md §common "No catch-up bursts" (issue 11):
+// from version 1 the retry slots of an offset schedule that passed while the
+// delivery could not attempt are skipped (policies.NextSlot); deliveries
+// started before replay as they ran (every overdue slot at once).
+const changeNoCatchUp = "no-catch-up"
+
+// next is when the next retry is due under the policy, or why there is none.
+func (r *retries) next() (time.Time, policies.Stop) {
+	if workflow.GetVersion(r.ctx, changeNoCatchUp, workflow.DefaultVersion, 1) < 1 {
+		return r.policy.Next(r.pr, r.seed)
+	}
+	due, skipped, stop := r.policy.NextSlot(r.pr, r.seed)
+	r.pr.Skipped += skipped
+	return due, stop
 }
 
 // waitUntil records the retrying status and sleeps on a durable timer until

@@ -148,3 +148,27 @@ func TestWorkfrontScheduleSurvivesSlowBookkeeping(t *testing.T) {
 		t.Errorf("retry 1 made %v after the first failure, want 84.8s", got)
 	}
 }
+
+// TestWorkfrontNoCatchUpAfterWait: POLICIES.md §common "No catch-up bursts"
+// (issue 11, item 2). A failing workfront delivery whose endpoint is
+// disabled for 30 hours makes one overdue attempt when released; the slots
+// that passed (retries 2 to 10) are skipped, not fired back to back, and the
+// next attempt is retry 11's slot, 173,585.6 s after the first failure.
+func TestWorkfrontNoCatchUpAfterWait(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusInternalServerError))
+	out := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() { f.setEndpointState(t, "disabled") }, 10*time.Second)
+		env.RegisterDelayedCallback(func() {
+			f.setEndpointState(t, "enabled")
+			env.SignalWorkflow(workflows.SignalRelease, nil)
+		}, 30*time.Hour)
+	})
+	if out.res.Status != "dead_lettered" || out.res.Attempts != 3 {
+		t.Fatalf("result %+v, want dead_lettered after 3 attempts (the first, the overdue one, retry 11)", out.res)
+	}
+	got := f.scheduledOffsets(t)
+	if len(got) != 3 || got[1] < 30*time.Hour || got[2] != secs(173585.6) {
+		t.Fatalf("scheduled_at offsets %v, want [0, 30h, 173585.6s]", got)
+	}
+}
