@@ -27,7 +27,8 @@ func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (w
 	if err != nil {
 		return workflows.ClaimResult{}, err
 	}
-	return workflows.ClaimResult{BatchID: b.ID, DeliveryIDs: b.DeliveryIDs, Remaining: b.Remaining, Gone: b.Gone}, nil
+	return workflows.ClaimResult{BatchID: b.ID, DeliveryIDs: b.DeliveryIDs, Remaining: b.Remaining, Gone: b.Gone,
+		PublishedAt: b.PublishedAt}, nil
 }
 
 // DeliverBatch makes one HTTP request carrying every event of a batch and

@@ -107,7 +107,8 @@ func (s *Starter) startBatch(ctx context.Context, b store.StrandedBatch) error {
 	if err != nil {
 		return err
 	}
-	in := workflows.BatchInput{BatchID: b.ID, SubscriptionID: b.SubscriptionID, DeliveryIDs: b.DeliveryIDs, Policy: p}
+	in := workflows.BatchInput{BatchID: b.ID, SubscriptionID: b.SubscriptionID, DeliveryIDs: b.DeliveryIDs,
+		Policy: p, PublishedAt: b.PublishedAt}
 	s.Logger.WarnContext(ctx, "sweeper_starting_batch", "batch_id", b.ID, "subscription_id", b.SubscriptionID)
 	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.BatchStartOptions(s.Queues.OrDefault(), b.ID, b.SubscriptionID), workflows.Batch, in)
 	var exists *serviceerror.WorkflowExecutionAlreadyStarted

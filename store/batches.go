@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -35,7 +36,18 @@ type Batch struct {
 	Remaining int
 	// Gone is true when the subscription was deleted and nothing is pending.
 	Gone bool
+	// PublishedAt is when its oldest delivery was stored: the batch's
+	// time-to-live counts from it (POLICIES.md §eventgrid-edge).
+	PublishedAt time.Time
 }
+
+// eventSizeSQL is an event's size as a batch sends it (POLICIES.md
+// §eventgrid-edge: "the preferred batch size counts each event as it is
+// sent"): its Event Grid JSON object, fields and data, serialized by
+// PostgreSQL (within a few bytes of hookrelay's own encoding).
+const eventSizeSQL = `octet_length(json_build_object('id', e.external_id, 'eventType', e.type,
+	'subject', e.subject, 'eventTime', e.occurred_at, 'data', e.data, 'dataVersion', e.data_version,
+	'metadataVersion', '1', 'topic', e.source)::text)`
 
 type candidate struct {
 	ID   string `db:"id"`
@@ -54,7 +66,7 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 			return err
 		}
 		var cs []candidate
-		err := tx.SelectContext(ctx, &cs, `SELECT d.id, octet_length(e.data::text) AS size
+		err := tx.SelectContext(ctx, &cs, `SELECT d.id, `+eventSizeSQL+` AS size
 			FROM deliveries d JOIN events e ON e.id = d.event_id
 			WHERE d.subscription_id = $1 AND NOT d.started AND d.status = 'pending'
 			ORDER BY d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`, c.SubscriptionID, c.MaxEvents+1)
@@ -90,6 +102,19 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 	return b, err
 }
 
+// publishedAt is when the oldest of the deliveries ids was stored.
+func publishedAt(ctx context.Context, tx *sqlx.Tx, ids []string) (time.Time, error) {
+	var at *time.Time
+	if err := tx.GetContext(ctx, &at, `SELECT min(created_at) FROM deliveries WHERE id = ANY($1)`,
+		pq.StringArray(ids)); err != nil {
+		return time.Time{}, fmt.Errorf("store: batch published at: %w", err)
+	}
+	if at == nil {
+		return time.Time{}, nil
+	}
+	return *at, nil
+}
+
 // existingBatch fills b with the batch c.ID when it was already claimed.
 func (s *Store) existingBatch(ctx context.Context, tx *sqlx.Tx, c BatchClaim, b *Batch) (bool, error) {
 	if c.ID == "" {
@@ -122,7 +147,10 @@ func (s *Store) countPending(ctx context.Context, tx *sqlx.Tx, subID string, b *
 	}
 	b.Remaining = row.Remaining
 	b.Gone = row.Deleted && row.Remaining == 0 && b.ID == ""
-	return nil
+	if len(b.DeliveryIDs) > 0 {
+		b.PublishedAt, err = publishedAt(ctx, tx, b.DeliveryIDs)
+	}
+	return err
 }
 
 // BatchTargets loads the targets of a batch's deliveries, in batch order.

@@ -96,6 +96,8 @@ type StrandedBatch struct {
 	ID             string         `db:"id"`
 	SubscriptionID string         `db:"subscription_id"`
 	DeliveryIDs    pq.StringArray `db:"delivery_ids"`
+	// PublishedAt is when its oldest delivery was stored.
+	PublishedAt time.Time `db:"published_at"`
 }
 
 // StrandedBatches returns up to limit batches older than age whose
@@ -103,7 +105,8 @@ type StrandedBatch struct {
 // may never have been started (the caller checks).
 func (s *Store) StrandedBatches(ctx context.Context, age time.Duration, limit int) ([]StrandedBatch, error) {
 	bs := []StrandedBatch{}
-	err := s.db.SelectContext(ctx, &bs, `SELECT b.id, b.subscription_id, b.delivery_ids
+	err := s.db.SelectContext(ctx, &bs, `SELECT b.id, b.subscription_id, b.delivery_ids,
+			(SELECT min(created_at) FROM deliveries WHERE id = ANY(b.delivery_ids)) AS published_at
 		FROM eventgrid_batches b
 		WHERE b.id IN (SELECT DISTINCT batch_id FROM deliveries
 		               WHERE batch_id IS NOT NULL AND status = 'pending' AND started)

@@ -16,6 +16,11 @@ type BatchInput struct {
 	SubscriptionID string
 	DeliveryIDs    []string
 	Policy         policies.Policy
+	// PublishedAt is when the batch's oldest delivery was stored: the
+	// time-to-live counts from it, as for a single delivery (POLICIES.md
+	// §eventgrid-edge). Zero (batches started before it was set): from the
+	// workflow's start.
+	PublishedAt time.Time
 }
 
 // Batch delivers one batch of an output-batching subscription (POLICIES.md
@@ -27,7 +32,7 @@ type BatchInput struct {
 // (sent to "batch/<batch id>") or the policy's deadline.
 func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
 	b := &batch{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.BatchID)}, in: in}
-	return b.run(b, time.Time{})
+	return b.run(b, in.PublishedAt)
 }
 
 type batch struct {

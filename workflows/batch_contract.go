@@ -25,6 +25,8 @@ type ClaimResult struct {
 	Remaining int
 	// Gone: the subscription was deleted and nothing is pending.
 	Gone bool
+	// PublishedAt is when the batch's oldest delivery was stored.
+	PublishedAt time.Time
 }
 
 // DeliverBatchInput is the input of DeliverBatch: one attempt of one batch.

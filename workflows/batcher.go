@@ -150,7 +150,8 @@ func (b *batcher) dispatch(res ClaimResult) {
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(b.in.SubscriptionID)),
 	})
-	in := BatchInput{BatchID: res.BatchID, SubscriptionID: b.in.SubscriptionID, DeliveryIDs: res.DeliveryIDs, Policy: b.in.Policy}
+	in := BatchInput{BatchID: res.BatchID, SubscriptionID: b.in.SubscriptionID, DeliveryIDs: res.DeliveryIDs,
+		Policy: b.in.Policy, PublishedAt: res.PublishedAt}
 	f := workflow.ExecuteChildWorkflow(ctx, Batch, in)
 	b.batches++
 	err := f.GetChildWorkflowExecution().Get(b.ctx, nil)
