@@ -150,22 +150,31 @@ func (c *Cluster) Kill(name string) error {
 	return nil
 }
 
-// Stop stops every process (hookrelay's first, PostgreSQL last).
+// Stop stops every process: hookrelay's first, then the UI and the Temporal
+// server, PostgreSQL last.
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	procs := c.procs
 	c.procs = map[string]*exec.Cmd{}
 	c.mu.Unlock()
-	for _, name := range []string{"api", "worker-0", "worker-1", "worker-2", "worker-3", "temporal-ui", "temporal-server"} {
-		if cmd := procs[name]; cmd != nil {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-			for deadline := time.Now().Add(15 * time.Second); syscall.Kill(cmd.Process.Pid, 0) == nil && time.Now().Before(deadline); {
-				time.Sleep(50 * time.Millisecond)
+	last := map[string]int{"temporal-ui": 1, "temporal-server": 2}
+	for round := 0; round <= 2; round++ {
+		for name, cmd := range procs {
+			if last[name] == round {
+				terminate(cmd)
 			}
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}
 	if c.PG != nil {
 		_ = c.PG.Stop()
 	}
+}
+
+// terminate sends SIGTERM to a process group, and SIGKILL after 15 s.
+func terminate(cmd *exec.Cmd) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	for deadline := time.Now().Add(15 * time.Second); syscall.Kill(cmd.Process.Pid, 0) == nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }

@@ -25,28 +25,11 @@ func (a *app) dev(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dataDir, err := filepath.Abs(a.cfg.DataDir)
+	dataDir, stopPG, err := a.startDevPostgres(ctx)
 	if err != nil {
 		return err
 	}
-	// The data dir must be traversable: PostgreSQL runs as its own user when
-	// hookrelay runs as root.
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return err
-	}
-	if err := os.Chmod(dataDir, 0o755); err != nil {
-		return err
-	}
-	if a.cfg.DatabaseURL == "" {
-		pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{
-			DataDir: filepath.Join(dataDir, "postgres"), Port: a.cfg.PostgresPort,
-		}, a.logger)
-		if err != nil {
-			return err
-		}
-		defer pg.Stop()
-		a.cfg.DatabaseURL = pg.URL
-	}
+	defer stopPG()
 	tmp, err := a.startTemporal(ctx, dataDir)
 	if err != nil {
 		return err
@@ -71,6 +54,33 @@ func (a *app) dev(ctx context.Context) error {
 	err = errors.Join(first, <-errc)
 	fmt.Fprintln(a.stdout, "hookrelay stopped")
 	return err
+}
+
+// startDevPostgres makes the data dir and, unless DATABASE_URL is set,
+// starts the project-local PostgreSQL cluster in it; stop stops it.
+func (a *app) startDevPostgres(ctx context.Context) (dataDir string, stop func(), err error) {
+	if dataDir, err = filepath.Abs(a.cfg.DataDir); err != nil {
+		return "", nil, err
+	}
+	// The data dir must be traversable: PostgreSQL runs as its own user when
+	// hookrelay runs as root.
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return "", nil, err
+	}
+	if err := os.Chmod(dataDir, 0o755); err != nil {
+		return "", nil, err
+	}
+	if a.cfg.DatabaseURL != "" {
+		return dataDir, func() {}, nil
+	}
+	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{
+		DataDir: filepath.Join(dataDir, "postgres"), Port: a.cfg.PostgresPort,
+	}, a.logger)
+	if err != nil {
+		return "", nil, err
+	}
+	a.cfg.DatabaseURL = pg.URL
+	return dataDir, func() { _ = pg.Stop() }, nil
 }
 
 // banner says where everything is, and what is left open.
