@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hookrelay/hookrelay/config"
+	"github.com/hookrelay/hookrelay/testenv"
 )
 
 const composeFile = "../docker-compose.yml"
@@ -17,13 +18,7 @@ const composeFile = "../docker-compose.yml"
 // `docker-compose config` (installed by `make bootstrap`), and refuses to
 // render without an admin key.
 func TestComposeFileValidates(t *testing.T) {
-	dc, err := exec.LookPath("docker-compose")
-	if err != nil {
-		if os.Getenv("HOOKRELAY_REQUIRE_SERVERS") == "1" {
-			t.Fatal("docker-compose not found: run `make bootstrap` (apt-get install docker-compose)")
-		}
-		t.Skip("docker-compose not found")
-	}
+	dc := testenv.Tool(t, "docker-compose")
 	check := func(adminKey string) ([]byte, error) {
 		cmd := exec.Command(dc, "-f", composeFile, "config", "-q")
 		cmd.Env = append(os.Environ(), "HOOKRELAY_ADMIN_KEY="+adminKey)

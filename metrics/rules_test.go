@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookrelay/hookrelay/metrics"
+	"github.com/hookrelay/hookrelay/testenv"
 )
 
 const rulesDir = "../ops/prometheus"
@@ -18,13 +19,7 @@ const rulesDir = "../ops/prometheus"
 // rules` and their unit tests (`promtool test rules`), with Debian's
 // promtool, which `make bootstrap` installs.
 func TestAlertRulesCheck(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("HOOKRELAY_REQUIRE_SERVERS") == "1" {
-			t.Fatal("promtool not found: run `make bootstrap` (apt-get install prometheus)")
-		}
-		t.Skip("promtool not found")
-	}
+	promtool := testenv.Tool(t, "promtool")
 	for _, args := range [][]string{{"check", "rules", "rules.yml"}, {"test", "rules", "rules_test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = rulesDir

@@ -35,14 +35,15 @@ as_root() {
 	fi
 }
 
-install_postgres() {
+# apt_install WHAT PACKAGE installs a Debian package (WHAT says what for).
+apt_install() {
 	if ! command -v apt-get >/dev/null 2>&1; then
-		echo "bootstrap: PostgreSQL server binaries missing and apt-get not found; install PostgreSQL (initdb, pg_ctl, postgres) yourself" >&2
+		echo "bootstrap: $1 missing and apt-get not found; install $1 yourself" >&2
 		exit 1
 	fi
-	echo "bootstrap: installing PostgreSQL server (apt-get install postgresql)"
+	echo "bootstrap: installing $1 (apt-get install $2)"
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
 }
 
 install_temporal() {
@@ -55,27 +56,11 @@ install_temporal() {
 	GOBIN="$ROOT/bin" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 }
 
-# install_promtool installs Debian's prometheus package for promtool, which
-# checks the example alerting rules (ops/prometheus) in the tests.
-install_promtool() {
-	if ! command -v apt-get >/dev/null 2>&1; then
-		echo "bootstrap: promtool missing and apt-get not found; install Prometheus' promtool yourself" >&2
-		exit 1
-	fi
-	echo "bootstrap: installing promtool (apt-get install prometheus)"
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-}
-
-# install_compose installs Debian's docker-compose, which validates
-# docker-compose.yml in the tests (no Docker engine is needed for that).
-install_compose() {
-	echo "bootstrap: installing docker-compose (apt-get install docker-compose)"
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
-}
-
-have_postgres || install_postgres
-command -v promtool >/dev/null 2>&1 || install_promtool
-command -v docker-compose >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || install_compose
+# The PostgreSQL server (initdb, pg_ctl, postgres) runs the dev and test
+# clusters; promtool (Debian's prometheus package) checks the example
+# alerting rules (ops/prometheus) and docker-compose validates
+# docker-compose.yml in the tests (no Docker engine is needed for either).
+have_postgres || apt_install "the PostgreSQL server" postgresql
+command -v promtool >/dev/null 2>&1 || apt_install promtool prometheus
+command -v docker-compose >/dev/null 2>&1 || apt_install docker-compose docker-compose
 [[ -x $ROOT/bin/temporal ]] || install_temporal

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,17 @@ func skipOrFail(t testing.TB, what string, err error) {
 		t.Fatalf("testenv: %s: %v", what, err)
 	}
 	t.Skipf("testenv: %s unavailable (set HOOKRELAY_REQUIRE_SERVERS=1 to fail instead): %v", what, err)
+}
+
+// Tool finds a command `make bootstrap` installs (promtool, docker-compose),
+// skipping the test without it unless HOOKRELAY_REQUIRE_SERVERS=1.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		skipOrFail(t, name+" (run `make bootstrap`)", err)
+	}
+	return path
 }
 
 // DatabaseURL starts the shared cluster if needed and returns the URL of a

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookrelay/hookrelay/store"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
@@ -42,15 +41,10 @@ func (a *app) setup(ctx context.Context, args []string) error {
 	if err := a.registerAttributes(ctx, c, ns); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, a.cfg.DatabaseURL)
-	if err != nil {
+	if err := a.migrate(ctx); err != nil {
 		return err
 	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintln(a.stdout, "migrations applied; hookrelay is set up")
+	fmt.Fprintln(a.stdout, "hookrelay is set up")
 	return nil
 }
 
