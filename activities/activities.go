@@ -41,6 +41,9 @@ type Activities struct {
 	// Metrics counts attempts, endings and operational events; nil counts
 	// nothing.
 	Metrics *metrics.Metrics
+	// PublicURL is where the API is reached from outside, for the
+	// validationUrl of Event Grid handshakes; empty sends none.
+	PublicURL string
 	health  healthGate
 }
 

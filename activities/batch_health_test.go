@@ -104,6 +104,7 @@ func TestDeliverBatchSignalsEndpointOncePerRequest(t *testing.T) {
 	st := testenv.Store(t)
 	srv, _ := countingServer(t, http.StatusGone)
 	sub, b := claimedBatch(t, st, srv.URL, 4)
+	setGoneRule(t, st, sub.EndpointID, true)
 	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	acts.Temporal = testenv.Client(t)
 	for attempt := 0; attempt < 2; attempt++ {

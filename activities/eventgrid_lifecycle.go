@@ -35,7 +35,11 @@ func (a *Activities) ValidateEventGrid(ctx context.Context, in workflows.Validat
 	if !eg.Awaiting() || eg.ValidationCode != in.Code || sub.Name == nil {
 		return workflows.ValidationResult{}, nil
 	}
-	if err := a.handshake(ctx, sub, in.Code); err != nil {
+	shake := a.handshake
+	if eg.Schema == eventgrid.SchemaCloudEvents {
+		shake = a.abuseProtection
+	}
+	if err := shake(ctx, sub, in.Code); err != nil {
 		return workflows.ValidationResult{}, err
 	}
 	ok, err := a.Store.SetEventGridValidation(ctx, sub.ID, in.Code, eventgrid.ValidationSucceeded)
@@ -50,7 +54,11 @@ func (a *Activities) ValidateEventGrid(ctx context.Context, in workflows.Validat
 func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code string) error {
 	ctx, cancel := context.WithTimeout(ctx, validationTimeout)
 	defer cancel()
-	body := eventgrid.ValidationBody(store.NewID("val"), code, time.Now())
+	validationURL := ""
+	if a.PublicURL != "" {
+		validationURL = eventgrid.ValidationURL(a.PublicURL, sub.ID, code)
+	}
+	body := eventgrid.ValidationBody(store.NewID("val"), code, validationURL, time.Now())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("activities: validation request: %w", err)
@@ -69,6 +77,32 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 || json.Unmarshal(raw, &echo) != nil || echo.ValidationResponse != code {
 		return fmt.Errorf("activities: validation of %s: endpoint answered %d without the validation code", sub.ID, resp.StatusCode)
+	}
+	return nil
+}
+
+// abuseProtection is the CloudEvents webhook validation handshake
+// (POLICIES.md §eventgrid): an OPTIONS request carrying WebHook-Request-Origin,
+// which the endpoint allows by answering 2xx with WebHook-Allowed-Origin set
+// to that origin or "*".
+func (a *Activities) abuseProtection(ctx context.Context, sub store.Subscription, _ string) error {
+	ctx, cancel := context.WithTimeout(ctx, validationTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, sub.URL, nil)
+	if err != nil {
+		return fmt.Errorf("activities: validation request: %w", err)
+	}
+	req.Header.Set(eventgrid.HeaderRequestOrigin, eventgrid.RequestOrigin)
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("activities: validation of %s: %w", sub.ID, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	allowed := resp.Header.Get(eventgrid.HeaderAllowedOrigin)
+	if resp.StatusCode/100 != 2 || (allowed != eventgrid.RequestOrigin && allowed != "*") {
+		return fmt.Errorf("activities: validation of %s: endpoint answered %d with %s %q",
+			sub.ID, resp.StatusCode, eventgrid.HeaderAllowedOrigin, allowed)
 	}
 	return nil
 }

@@ -15,10 +15,11 @@ import (
 )
 
 // EndpointSnapshot reads the endpoint's state and counters, with the sums of
-// its sliding window, and its thresholds: in.Health with the endpoint's own
-// overrides applied.
+// its sliding window, and the rules in force for it (health.Service.Rules;
+// in.Health, sent by workflows started before the rules belonged to the
+// endpoint, is not used).
 func (a *Activities) EndpointSnapshot(ctx context.Context, in workflows.SnapshotInput) (workflows.SnapshotResult, error) {
-	return a.endpoints().Snapshot(ctx, in.EndpointID, in.Health)
+	return a.endpoints().Snapshot(ctx, in.EndpointID)
 }
 
 // endpoints is the endpoint health service over the activities' store and

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookrelay/hookrelay/health"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -33,8 +32,8 @@ type healthGate struct {
 }
 
 type cachedHealth struct {
-	raw store.RawJSON
-	at  time.Time
+	rules policies.Health
+	at    time.Time
 }
 
 // The gate's maps are pruned of entries older than gateMaxAge once they hold
@@ -143,7 +142,7 @@ func (a *Activities) healthSignal(ctx context.Context, in workflows.DeliverInput
 	case c.State != policies.StateEnabled || rec.Success:
 		return "", nil
 	}
-	h := a.effectiveHealth(ctx, c.EndpointID, in.Health)
+	h := a.endpointRules(ctx, c.EndpointID, in.Health)
 	sig := workflows.HealthSignal{Health: in.Health, DeliveryID: in.DeliveryID, StatusCode: rec.StatusCode}
 	if rec.StatusCode == http.StatusGone && h.DisableOnGone {
 		return workflows.SignalGone, sig
@@ -171,7 +170,7 @@ func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Cou
 		!a.health.allow(&a.health.summed, c.EndpointID, now, windowEvery) {
 		return false
 	}
-	res, err := a.endpoints().Snapshot(ctx, c.EndpointID, h)
+	res, err := a.endpoints().Snapshot(ctx, c.EndpointID)
 	if err != nil {
 		a.Logger.ErrorContext(ctx, "endpoint_window_failed", "endpoint_id", c.EndpointID, "error", err)
 		return false
@@ -180,26 +179,22 @@ func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Cou
 	return st != res.Snapshot.State
 }
 
-// effectiveHealth is h with the endpoint's own overrides applied, re-read at
-// most every overrideEvery.
-func (a *Activities) effectiveHealth(ctx context.Context, endpointID string, h policies.Health) policies.Health {
+// endpointRules are the endpoint's rules (health.Service.Rules), re-read at
+// most every overrideEvery; fallback when they cannot be read.
+func (a *Activities) endpointRules(ctx context.Context, endpointID string, fallback policies.Health) policies.Health {
 	now := time.Now()
 	a.health.mu.Lock()
 	cached, ok := a.health.overrides[endpointID]
 	a.health.mu.Unlock()
 	if !ok || now.Sub(cached.at) >= overrideEvery {
-		e, err := a.Store.EndpointByID(ctx, endpointID)
+		h, err := a.endpoints().Rules(ctx, endpointID)
 		if err != nil {
-			return h
+			return fallback
 		}
-		cached = cachedHealth{raw: e.Health, at: now}
+		cached = cachedHealth{rules: h, at: now}
 		a.health.cacheHealth(endpointID, cached)
 	}
-	eff, err := health.Effective(h, cached.raw)
-	if err != nil {
-		return h
-	}
-	return eff
+	return cached.rules
 }
 
 // EndpointSignaler sends a signal to an endpoint's workflow, starting it with

@@ -103,6 +103,7 @@ func TestHealthSignalGoneNotRateLimited(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := deliveryTo(t, st, srv.URL)
+	setGoneRule(t, st, d.EndpointID, true)
 	acts := activities.New(st, testenv.Logger(), testenv.Egress())
 	acts.Temporal = testenv.Client(t)
 	attempt(t, acts, d, 0)

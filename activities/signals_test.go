@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/mock"
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 	"github.com/hookrelay/hookrelay/workflows"
 )
@@ -57,6 +59,7 @@ func signalFor(t *testing.T, code int, probe bool, h policies.Health) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }))
 	defer srv.Close()
 	d := deliveryTo(t, st, srv.URL)
+	setGoneRule(t, st, d.EndpointID, h.DisableOnGone)
 	if probe {
 		if _, err := st.DB().Exec(`UPDATE endpoints SET state = 'disabled' WHERE id = $1`, d.EndpointID); err != nil {
 			t.Fatal(err)
@@ -85,4 +88,14 @@ func signalFor(t *testing.T, code int, probe bool, h policies.Health) string {
 		return ""
 	}
 	return sent[0]
+}
+
+// setGoneRule sets the endpoint's own disable_on_gone rule: the rules in
+// force are the endpoint's (POLICIES.md §common), not the delivery's.
+func setGoneRule(t *testing.T, st *store.Store, endpointID string, on bool) {
+	t.Helper()
+	raw := store.RawJSON(fmt.Sprintf(`{"disable_on_gone": %v}`, on))
+	if err := st.SetEndpointHealth(context.Background(), store.DefaultAccount, endpointID, raw); err != nil {
+		t.Fatal(err)
+	}
 }

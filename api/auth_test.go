@@ -62,6 +62,12 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 			}
 			continue
 		}
+		if r.Path == validatePath { // a capability URL: its code is the credential
+			if code, _ := send(t, e, r.Method, path+"?code=guess", "", ""); code != http.StatusNotFound {
+				t.Errorf("%s %s with a wrong code: %d, want 404", r.Method, path, code)
+			}
+			continue
+		}
 		for _, auth := range []string{"", "Bearer hr_" + strings.Repeat("0", 64), "Bearer " + testAdminKey + "x", "User a, Organization b"} {
 			if code, out := send(t, e, r.Method, path, auth, "{}"); code != http.StatusUnauthorized || errorCode(out) != "unauthorized" {
 				t.Errorf("%s %s with %q: %d %v, want 401 unauthorized", r.Method, path, auth, code, out)

@@ -29,6 +29,9 @@ func (s *Server) registerEndpoints(g *echo.Group) {
 // and its last state changes.
 type endpointView struct {
 	store.Endpoint
+	// Rules are the circuit-breaker rules in force (its "health" holds only
+	// the endpoint's own overrides).
+	Rules   policies.HealthDoc  `json:"rules"`
 	Window  windowView          `json:"window"`
 	Changes []store.StateChange `json:"changes"`
 }
@@ -46,7 +49,7 @@ func (s *Server) getEndpoint(c echo.Context) error {
 		return err
 	}
 	svc := s.endpoints()
-	snap, err := svc.Snapshot(ctx, e.ID, svc.PolicyHealth(ctx, e.ID))
+	snap, err := svc.Snapshot(ctx, e.ID)
 	if err != nil {
 		return err
 	}
@@ -54,7 +57,7 @@ func (s *Server) getEndpoint(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, endpointView{Endpoint: e, Changes: changes, Window: windowView{
+	return c.JSON(http.StatusOK, endpointView{Endpoint: e, Changes: changes, Rules: snap.Health.Doc(), Window: windowView{
 		Seconds:  snap.Health.Window.Seconds(),
 		Attempts: snap.Snapshot.WindowAttempts, Failures: snap.Snapshot.WindowFailures,
 	}})

@@ -23,6 +23,7 @@ var subscriptionName = regexp.MustCompile(`^[A-Za-z0-9-]{3,64}$`)
 // routesEventGrid adds the Event Grid routes (POLICIES.md §eventgrid,
 // §eventgrid-edge).
 func (s *Server) routesEventGrid(e *echo.Echo) {
+	e.GET(validatePath, s.validateByHand)
 	g := e.Group("/eventgrid", s.requireAccount)
 	g.PUT("/subscriptions/:name", s.putEventGridSubscription)
 	g.GET("/subscriptions/:name", s.getEventGridSubscription)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -88,10 +89,28 @@ func (s *Server) createSubscription(c echo.Context) error {
 		AccountID: account(c), URL: req.URL, EventTypes: req.EventTypes,
 		Policy: req.Policy, RetryPolicy: overrides, Active: true,
 	}
-	if err := s.Store.CreateSubscription(c.Request().Context(), &sub); err != nil {
+	ctx := c.Request().Context()
+	if err := s.Store.CreateSubscription(ctx, &sub); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, sub)
+	view, err := s.subscriptionView(ctx, sub)
+	if err != nil {
+		return err
+	}
+	view.SigningSecret = sub.SigningSecret // shown once, at creation
+	return c.JSON(http.StatusCreated, view)
+}
+
+// subscriptionView is a subscription with its endpoint's rules in force:
+// an endpoint's rules are its first subscription's (POLICIES.md §common),
+// so a later subscription to the same URL shows the rules it actually gets.
+func (s *Server) subscriptionView(ctx context.Context, sub store.Subscription) (listedSubscription, error) {
+	rules, err := s.endpoints().Rules(ctx, sub.EndpointID)
+	if err != nil {
+		return listedSubscription{}, err
+	}
+	doc := rules.Doc()
+	return listedSubscription{Subscription: sub, EndpointRules: &doc}, nil
 }
 
 // listedSubscription is a subscription as reads show it: without its
@@ -101,6 +120,9 @@ func (s *Server) createSubscription(c echo.Context) error {
 type listedSubscription struct {
 	store.Subscription
 	SigningSecret string `json:"signing_secret,omitempty"`
+	// EndpointRules are the circuit-breaker rules of the subscription's
+	// endpoint (single reads only).
+	EndpointRules *policies.HealthDoc `json:"endpoint_rules,omitempty"`
 }
 
 func (s *Server) listSubscriptions(c echo.Context) error {
@@ -120,7 +142,11 @@ func (s *Server) getSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, listedSubscription{Subscription: sub})
+	view, err := s.subscriptionView(c.Request().Context(), sub)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, view)
 }
 
 // revealSecret shows a subscription's signing secret, on an explicit call of

@@ -21,12 +21,13 @@ const (
 	EnvPGPort            = "HOOKRELAY_PG_PORT"
 	EnvTemporalUIPort    = "HOOKRELAY_TEMPORAL_UI_PORT"
 	EnvLogLevel          = "HOOKRELAY_LOG_LEVEL"
+	EnvPublicURL         = "HOOKRELAY_PUBLIC_URL"
 )
 
 // Variables are the names of every environment variable hookrelay reads.
 func Variables() []string {
 	return []string{EnvDatabaseURL, EnvTemporalAddress, EnvTemporalNamespace, EnvHTTPAddr, EnvDataDir,
-		EnvPGPort, EnvTemporalUIPort, EnvLogLevel, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
+		EnvPGPort, EnvTemporalUIPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
 		EnvTemporalAPIKey, EnvWorkerConcurrency}
@@ -43,6 +44,10 @@ type Config struct {
 	TemporalNamespace string
 	// HTTPAddr is where the API listens (HOOKRELAY_HTTP_ADDR).
 	HTTPAddr string
+	// PublicURL is where the API is reached from outside
+	// (HOOKRELAY_PUBLIC_URL; default http://HTTPAddr): the base of Event
+	// Grid's validationUrl.
+	PublicURL string
 	// DataDir holds the dev cluster and Temporal's SQLite file (HOOKRELAY_DATA_DIR).
 	DataDir string
 	// PostgresPort is the dev cluster's port (HOOKRELAY_PG_PORT).
@@ -74,6 +79,7 @@ func Load(getenv func(string) string) (Config, error) {
 		HTTPAddr:          or(getenv(EnvHTTPAddr), "127.0.0.1:8080"),
 		DataDir:           or(getenv(EnvDataDir), ".hookrelay"),
 	}
+	c.PublicURL = or(getenv(EnvPublicURL), "http://"+c.HTTPAddr)
 	var err error
 	if c.PostgresPort, err = intVar(getenv, EnvPGPort, 54329); err != nil {
 		return c, err

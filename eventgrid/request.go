@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,8 +50,18 @@ type egEvent struct {
 
 // Body is the request body of an Event Grid subscription: a JSON array of the
 // events in the subscription's schema (one event unless the subscription
-// batches).
+// batches), except for a CloudEvents subscription of Azure Event Grid, which
+// gets its one event alone, as an object (structured mode, POLICIES.md
+// §eventgrid; on IoT Edge "the payload is always an array",
+// §eventgrid-edge).
 func Body(evs []Outgoing, eg *Settings) ([]byte, error) {
+	if eg.structuredCloudEvent() && len(evs) == 1 {
+		ev, err := event(evs[0], eg.Schema)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(ev)
+	}
 	out := make([]any, 0, len(evs))
 	for _, t := range evs {
 		ev, err := event(t, eg.Schema)
@@ -63,6 +75,13 @@ func Body(evs []Outgoing, eg *Settings) ([]byte, error) {
 		return nil, fmt.Errorf("eventgrid: encode batch: %w", err)
 	}
 	return b, nil
+}
+
+// structuredCloudEvent tells whether the subscription gets each event alone
+// as application/cloudevents+json: CloudEvents on Azure Event Grid, which
+// does not batch.
+func (s *Settings) structuredCloudEvent() bool {
+	return s.Schema == SchemaCloudEvents && s.Mode != ModeEdge && !s.Batching()
 }
 
 // event is t in the given schema.
@@ -106,8 +125,11 @@ func event(t Outgoing, schema string) (any, error) {
 // subscription's name ("" for none) and how many deliveries came before this
 // one.
 func SetHeaders(h http.Header, eg *Settings, t Outgoing, subscriptionName string, attempt int) {
-	if eg.Schema == SchemaCloudEvents {
-		h.Set("Content-Type", "application/cloudevents-batch+json; charset=utf-8")
+	switch {
+	case eg.structuredCloudEvent():
+		h.Set("Content-Type", ContentTypeCloudEvent+"; charset=utf-8")
+	case eg.Schema == SchemaCloudEvents:
+		h.Set("Content-Type", ContentTypeCloudEventBatch+"; charset=utf-8")
 	}
 	h.Set(HeaderEventType, "Notification")
 	if subscriptionName != "" {
@@ -120,10 +142,33 @@ func SetHeaders(h http.Header, eg *Settings, t Outgoing, subscriptionName string
 	}
 }
 
+// The CloudEvents webhook abuse-protection handshake (POLICIES.md
+// §eventgrid): hookrelay's origin, sent in HeaderRequestOrigin of an OPTIONS
+// request; the endpoint allows it in HeaderAllowedOrigin.
+const (
+	HeaderRequestOrigin = "WebHook-Request-Origin"
+	HeaderAllowedOrigin = "WebHook-Allowed-Origin"
+	RequestOrigin       = "hookrelay.eventgrid"
+)
+
+// ValidationURLLifetime is how long a validation event's validationUrl
+// validates the subscription by hand (a GET on it), from the subscription's
+// PUT (POLICIES.md §eventgrid).
+const ValidationURLLifetime = 10 * time.Minute
+
+// ValidationURL is the validationUrl of a subscription's handshake, on the
+// API at base: GET validates the subscription, for endpoints that cannot
+// echo the code.
+func ValidationURL(base, subscriptionID, code string) string {
+	return strings.TrimSuffix(base, "/") + "/eventgrid/validate/" + url.PathEscape(subscriptionID) +
+		"?code=" + url.QueryEscape(code)
+}
+
 // ValidationBody is the request body of the validation handshake: one
-// SubscriptionValidationEvent (id) carrying the code to echo.
-func ValidationBody(id, code string, at time.Time) []byte {
-	data, _ := json.Marshal(map[string]string{"validationCode": code, "validationUrl": ""})
+// SubscriptionValidationEvent (id) carrying the code to echo and the
+// validationUrl to GET instead.
+func ValidationBody(id, code, validationURL string, at time.Time) []byte {
+	data, _ := json.Marshal(map[string]string{"validationCode": code, "validationUrl": validationURL})
 	body, _ := json.Marshal([]egEvent{{
 		ID: id, Topic: DefaultSource, EventType: ValidationEventType,
 		EventTime: at.UTC(), DataVersion: "1", MetadataVersion: "1", Data: data,

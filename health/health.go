@@ -29,27 +29,34 @@ type Service struct {
 }
 
 // Snapshot reads the endpoint's state and counters, with the sums of its
-// sliding window, and its effective thresholds: h with the endpoint's own
-// overrides applied.
-func (s *Service) Snapshot(ctx context.Context, endpointID string, h policies.Health) (workflows.SnapshotResult, error) {
+// sliding window, and the rules in force for it (Rules).
+func (s *Service) Snapshot(ctx context.Context, endpointID string) (workflows.SnapshotResult, error) {
 	now := time.Now()
+	h, err := s.Rules(ctx, endpointID)
+	if err != nil {
+		return workflows.SnapshotResult{}, err
+	}
 	c, err := s.Store.EndpointHealth(ctx, endpointID, h.Window, now)
 	if err != nil {
 		return workflows.SnapshotResult{}, err
 	}
-	eff, err := Effective(h, c.Health)
-	if err != nil {
-		return workflows.SnapshotResult{}, err
-	}
-	if eff.Window != h.Window {
-		if c, err = s.Store.EndpointHealth(ctx, endpointID, eff.Window, now); err != nil {
-			return workflows.SnapshotResult{}, err
-		}
-	}
-	return workflows.SnapshotResult{Health: eff, Snapshot: policies.Snapshot{
+	return workflows.SnapshotResult{Health: h, Snapshot: policies.Snapshot{
 		State: c.State, WindowAttempts: c.WindowAttempts, WindowFailures: c.WindowFailures,
 		Consecutive: c.Consecutive, LastSuccessAt: c.LastSuccessAt, Now: now,
 	}}, nil
+}
+
+// Rules are the endpoint's circuit-breaker rules (POLICIES.md §common: they
+// belong to the endpoint): its first subscription's policy's, with that
+// subscription's retry_policy.health, then the endpoint's own overrides
+// (PUT /v1/endpoints/{id}/health). Which delivery reported last never
+// matters.
+func (s *Service) Rules(ctx context.Context, endpointID string) (policies.Health, error) {
+	e, err := s.Store.EndpointByID(ctx, endpointID)
+	if err != nil {
+		return policies.Health{}, err
+	}
+	return Effective(s.PolicyHealth(ctx, endpointID), e.Health)
 }
 
 // Effective applies an endpoint's stored overrides to h.
@@ -65,15 +72,16 @@ func Effective(h policies.Health, raw store.RawJSON) (policies.Health, error) {
 }
 
 // PolicyHealth is the circuit breaker of the endpoint's oldest subscription's
-// policy, or Workfront's when it has none.
+// policy (with its retry_policy.health), or none when it has no subscription
+// left.
 func (s *Service) PolicyHealth(ctx context.Context, endpointID string) policies.Health {
 	sub, err := s.Store.EndpointSubscription(ctx, endpointID)
 	if err != nil {
-		return policies.WorkfrontHealth
+		return policies.NoHealth
 	}
 	p, err := starter.PolicyOf(sub)
 	if err != nil {
-		return policies.WorkfrontHealth
+		return policies.NoHealth
 	}
 	return p.Health
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// Metrics counts attempts, endings, operational events and sweeper
 	// starts; nil counts nothing.
 	Metrics *metrics.Metrics
+	// PublicURL is the API's address from outside (HOOKRELAY_PUBLIC_URL),
+	// for Event Grid's validationUrl.
+	PublicURL string
 }
 
 // Queues are the task queues the options name.
@@ -81,7 +84,7 @@ func Run(ctx context.Context, c client.Client, st *store.Store, logger *slog.Log
 func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.Logger, opts Options) (stop func(), err error) {
 	acts := activities.New(st, logger, opts.Egress)
 	q := opts.Queues()
-	acts.Temporal, acts.Queues, acts.Metrics = c, q, opts.Metrics
+	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
 	// First attempts run as local activities in this worker (workflows/delivery_local.go).
 	main := sdkworker.New(c, q.Main, sdkworker.Options{MaxConcurrentLocalActivityExecutionSize: opts.HTTPConcurrency})
 	httpOpts := sdkworker.Options{

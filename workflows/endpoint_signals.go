@@ -20,7 +20,6 @@ func (e *endpoint) handle(name string, c workflow.ReceiveChannel) {
 		if !e.receive(name, c, &s) {
 			return
 		}
-		e.adopt(s.Health)
 		if name == SignalGone {
 			e.gone(s)
 			return
@@ -31,7 +30,6 @@ func (e *endpoint) handle(name string, c workflow.ReceiveChannel) {
 		if !e.receive(name, c, &r) {
 			return
 		}
-		e.adopt(r.Health)
 		e.probeResult(r)
 	default:
 		var o OperatorSignal
@@ -50,13 +48,6 @@ func (e *endpoint) receive(name string, c workflow.ReceiveChannel, v any) bool {
 	}
 	workflow.GetLogger(e.ctx).Warn("endpoint_signal_malformed", "endpoint_id", e.in.EndpointID, "signal", name)
 	return false
-}
-
-// adopt takes the thresholds of the policy that signalled, when given.
-func (e *endpoint) adopt(h policies.Health) {
-	if h != (policies.Health{}) {
-		e.in.Health = h
-	}
 }
 
 // evaluate reads the counters and applies the policy's decision.

@@ -171,6 +171,9 @@ var workfrontGone = func() policies.Health {
 func TestEndpointGoneDisables(t *testing.T) {
 	t.Parallel()
 	f := newEndpoint(t, testenv.Store(t), "http://127.0.0.1:1/gone")
+	if err := f.st.SetEndpointHealth(context.Background(), store.DefaultAccount, f.id, store.RawJSON(`{"disable_on_gone": true}`)); err != nil {
+		t.Fatal(err)
+	}
 	env := f.env()
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(workflows.SignalGone, workflows.HealthSignal{DeliveryID: "dlv_x", StatusCode: 410})
@@ -233,7 +236,7 @@ func TestEndpointContinueAsNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	if next.State != policies.StateDisabled || next.Reason == "" || next.EndpointID != f.id ||
-		next.MaxSignalsPerRun != 3 || next.Health != policies.WorkfrontHealth || next.NextProbeAt.IsZero() {
+		next.MaxSignalsPerRun != 3 || next.Health != workfrontGone || next.NextProbeAt.IsZero() {
 		t.Fatalf("continued with %+v", next)
 	}
 	if _, changes := f.state(t); len(changes) != 1 {

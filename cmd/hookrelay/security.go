@@ -74,5 +74,6 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts.EdgeDefaults = a.cfg.EdgeDefaults
 	opts.Egress = a.guard(dev)
 	opts.Metrics = a.metrics
+	opts.PublicURL = a.cfg.PublicURL
 	return opts
 }

@@ -1,0 +1,49 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hookrelay/hookrelay/eventgrid"
+)
+
+// validatePath is the route of Event Grid's validationUrl: a capability URL,
+// whose code is its credential, so it is the one route besides the health
+// checks that takes no Authorization header.
+const validatePath = "/eventgrid/validate/:id"
+
+// validateByHand validates an Event Grid subscription on a GET of the
+// validationUrl its handshake sent (POLICIES.md §eventgrid), for endpoints
+// that cannot echo the code: while the subscription awaits that handshake
+// and for eventgrid.ValidationURLLifetime after its PUT. Anything else is a
+// 404 that says nothing of the subscription.
+func (s *Server) validateByHand(c echo.Context) error {
+	ctx := c.Request().Context()
+	code := c.QueryParam("code")
+	notFound := &Error{Status: http.StatusNotFound, Code: "not_found", Message: "no handshake awaits this validation URL"}
+	sub, err := s.Store.SubscriptionByID(ctx, c.Param("id"))
+	if err != nil {
+		return notFound
+	}
+	eg := eventgrid.Of(sub.Options)
+	if eg == nil || !eg.Awaiting() || code == "" || !sameSecret(code, eg.ValidationCode) ||
+		time.Since(sub.UpdatedAt) > eventgrid.ValidationURLLifetime {
+		return notFound
+	}
+	ok, err := s.Store.SetEventGridValidation(ctx, sub.ID, code, eventgrid.ValidationSucceeded)
+	if err != nil {
+		return err
+	}
+	if ok {
+		ds, err := s.Store.UnstartedOf(ctx, sub.ID, 10000)
+		if err != nil {
+			return err
+		}
+		if len(ds) > 0 {
+			s.startDeliveries(ctx, ds)
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"validated": true, "subscription_id": sub.ID})
+}
