@@ -44,7 +44,7 @@ type Activities struct {
 	// PublicURL is where the API is reached from outside, for the
 	// validationUrl of Event Grid handshakes; empty sends none.
 	PublicURL string
-	health  healthGate
+	health    healthGate
 }
 
 // MaxResponseHeaderBytes bounds the response headers the HTTP client reads.
