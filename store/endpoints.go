@@ -176,12 +176,14 @@ func (s *Store) WaitingDeliveries(ctx context.Context, endpointID string, after 
 	return ws, nil
 }
 
-// EndpointSubscription returns the oldest live subscription of the endpoint,
-// whose policy gives the endpoint's health thresholds when nothing else has.
+// EndpointSubscription returns the endpoint's first subscription, deleted or
+// not, whose policy gives the endpoint its rules (POLICIES.md §common: taken
+// once, from the first subscription; a later one, or the first one's
+// deletion, does not change them).
 func (s *Store) EndpointSubscription(ctx context.Context, endpointID string) (Subscription, error) {
 	var sub Subscription
 	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+` FROM subscriptions
-		WHERE endpoint_id = $1 AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1`, endpointID)
+		WHERE endpoint_id = $1 ORDER BY created_at, id LIMIT 1`, endpointID)
 	if err != nil {
 		return Subscription{}, notFound(err, "subscription of endpoint", endpointID)
 	}
