@@ -57,6 +57,8 @@ func New(s *Server) *echo.Echo {
 	v1.POST("/subscriptions", s.createSubscription)
 	v1.GET("/subscriptions", s.listSubscriptions)
 	v1.GET("/subscriptions/:id", s.getSubscription)
+	v1.PATCH("/subscriptions/:id", s.patchSubscription)
+	v1.DELETE("/subscriptions/:id", s.deleteSubscription)
 	v1.POST("/subscriptions/:id/reveal-secret", s.revealSecret)
 	v1.POST("/events", s.publish)
 	v1.GET("/events/:id", s.getEvent)

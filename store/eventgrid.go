@@ -37,31 +37,7 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 		return false, err
 	}
 	sub.ID, sub.SigningSecret = existing.ID, existing.SigningSecret
-	return false, s.inTx(ctx, func(tx *sqlx.Tx) error {
-		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
-		if err != nil {
-			return err
-		}
-		sub.EndpointID = epID
-		err = tx.QueryRowxContext(ctx, `UPDATE subscriptions SET endpoint_id = $2, url = $3,
-				event_types = $4, policy = $5, retry_policy = $6, active = $7, options = $8,
-				updated_at = now()
-			WHERE id = $1 AND deleted_at IS NULL RETURNING created_at, updated_at`,
-			sub.ID, sub.EndpointID, sub.URL, sub.EventTypes, sub.Policy, sub.RetryPolicy,
-			sub.Active, sub.Options).Scan(&sub.CreatedAt, &sub.UpdatedAt)
-		if err != nil {
-			return notFound(err, "subscription", *sub.Name)
-		}
-		// Deliveries still in flight follow the subscription to its new URL's
-		// endpoint: its health gates them and releases them.
-		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET endpoint_id = $2, updated_at = now()
-			WHERE subscription_id = $1 AND status IN `+inFlightSQL+`
-			  AND endpoint_id <> $2`, sub.ID, sub.EndpointID)
-		if err != nil {
-			return fmt.Errorf("store: move deliveries to the new endpoint: %w", err)
-		}
-		return nil
-	})
+	return false, s.UpdateSubscription(ctx, sub)
 }
 
 // DeleteSubscriptionByName soft-deletes the account's live subscription with
@@ -69,15 +45,27 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 // unstarted deliveries of an Event Grid subscription still awaiting its
 // handshake, which would never start, are dropped in the same transaction.
 func (s *Store) DeleteSubscriptionByName(ctx context.Context, account, name string) error {
+	return s.deleteSubscription(ctx, `account_id = $1 AND name = $2`, account, name)
+}
+
+// DeleteSubscription is DeleteSubscriptionByName for the account's
+// subscription with this id.
+func (s *Store) DeleteSubscription(ctx context.Context, account, id string) error {
+	return s.deleteSubscription(ctx, `account_id = $1 AND id = $2`, account, id)
+}
+
+// deleteSubscription soft-deletes the live subscription that where (on
+// account and key) finds, as DeleteSubscriptionByName says.
+func (s *Store) deleteSubscription(ctx context.Context, where, account, key string) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var sub struct {
 			ID      string  `db:"id"`
 			Options RawJSON `db:"options"`
 		}
 		err := tx.GetContext(ctx, &sub, `UPDATE subscriptions SET deleted_at = now(), updated_at = now()
-			WHERE account_id = $1 AND name = $2 AND deleted_at IS NULL RETURNING id, options`, account, name)
+			WHERE `+where+` AND deleted_at IS NULL RETURNING id, options`, account, key)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("subscription %q: %w", name, ErrNotFound)
+			return fmt.Errorf("subscription %q: %w", key, ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("store: delete subscription: %w", err)

@@ -101,6 +101,36 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 	})
 }
 
+// UpdateSubscription stores sub's URL, event types, policy, retry policy,
+// activity and options over the live subscription sub.ID. A new URL moves
+// the subscription to that URL's endpoint, and its deliveries still in
+// flight with it: the new endpoint's health gates and releases them.
+func (s *Store) UpdateSubscription(ctx context.Context, sub *Subscription) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
+		if err != nil {
+			return err
+		}
+		sub.EndpointID = epID
+		err = tx.QueryRowxContext(ctx, `UPDATE subscriptions SET endpoint_id = $2, url = $3,
+				event_types = $4, policy = $5, retry_policy = $6, active = $7, options = $8,
+				updated_at = now()
+			WHERE id = $1 AND deleted_at IS NULL RETURNING created_at, updated_at`,
+			sub.ID, sub.EndpointID, sub.URL, sub.EventTypes, sub.Policy, sub.RetryPolicy,
+			sub.Active, sub.Options).Scan(&sub.CreatedAt, &sub.UpdatedAt)
+		if err != nil {
+			return notFound(err, "subscription", sub.ID)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE deliveries SET endpoint_id = $2, updated_at = now()
+			WHERE subscription_id = $1 AND status IN `+inFlightSQL+`
+			  AND endpoint_id <> $2`, sub.ID, sub.EndpointID)
+		if err != nil {
+			return fmt.Errorf("store: move deliveries to the new endpoint: %w", err)
+		}
+		return nil
+	})
+}
+
 func upsertEndpoint(ctx context.Context, tx *sqlx.Tx, account, url string) (string, error) {
 	var id string
 	err := tx.QueryRowxContext(ctx, `INSERT INTO endpoints (id, account_id, url)
