@@ -63,6 +63,7 @@ func New(s *Server) *echo.Echo {
 	v1.POST("/events", s.publish)
 	v1.GET("/events/:id", s.getEvent)
 	v1.GET("/backlog", s.getBacklog)
+	v1.GET("/deliveries", s.listDeliveries)
 	v1.GET("/deliveries/:id", s.getDelivery)
 	v1.POST("/deliveries/:id/retry", s.retryDelivery)
 	v1.GET("/dead-letters", s.listDeadLetters)

@@ -50,23 +50,9 @@ func (s *Server) followUp(c echo.Context, prev store.Delivery, redrive bool) err
 }
 
 func (s *Server) listDeadLetters(c echo.Context) error {
-	f := store.DeadLetterFilter{
-		SubscriptionID: c.QueryParam("subscription_id"),
-		EndpointID:     c.QueryParam("endpoint_id"),
-		After:          c.QueryParam("cursor"),
-		Limit:          100,
-	}
-	var err error
-	if f.Since, err = queryTime(c, "since"); err != nil {
+	f, err := listFilter(c)
+	if err != nil {
 		return err
-	}
-	if f.Until, err = queryTime(c, "until"); err != nil {
-		return err
-	}
-	if v := c.QueryParam("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 1000 {
-			return invalid("limit", "limit must be a whole number from 1 to 1000, got %q", v)
-		}
 	}
 	ls, err := s.Store.ListDeadLetters(c.Request().Context(), account(c), f)
 	if err != nil {
@@ -77,6 +63,51 @@ func (s *Server) listDeadLetters(c echo.Context) error {
 		next = ls[len(ls)-1].ID
 	}
 	return c.JSON(http.StatusOK, map[string]any{"dead_letters": ls, "next_cursor": next})
+}
+
+// listDeliveries lists the account's deliveries, oldest first, filtered by
+// status, subscription, endpoint and creation time, a page at a time.
+func (s *Server) listDeliveries(c echo.Context) error {
+	f, err := listFilter(c)
+	if err != nil {
+		return err
+	}
+	if f.Status = c.QueryParam("status"); f.Status != "" && !policies.IsStatus(f.Status) {
+		return invalid("status", "status %q is not a delivery status", f.Status)
+	}
+	ds, err := s.Store.ListDeliveries(c.Request().Context(), account(c), f)
+	if err != nil {
+		return err
+	}
+	next := ""
+	if len(ds) == f.Limit {
+		next = ds[len(ds)-1].ID
+	}
+	return c.JSON(http.StatusOK, map[string]any{"deliveries": ds, "next_cursor": next})
+}
+
+// listFilter reads a list's query: subscription_id, endpoint_id, since,
+// until (RFC 3339), cursor and limit (1-1000, default 100).
+func listFilter(c echo.Context) (store.ListFilter, error) {
+	f := store.ListFilter{
+		SubscriptionID: c.QueryParam("subscription_id"),
+		EndpointID:     c.QueryParam("endpoint_id"),
+		After:          c.QueryParam("cursor"),
+		Limit:          100,
+	}
+	var err error
+	if f.Since, err = queryTime(c, "since"); err != nil {
+		return f, err
+	}
+	if f.Until, err = queryTime(c, "until"); err != nil {
+		return f, err
+	}
+	if v := c.QueryParam("limit"); v != "" {
+		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 1000 {
+			return f, invalid("limit", "limit must be a whole number from 1 to 1000, got %q", v)
+		}
+	}
+	return f, nil
 }
 
 func queryTime(c echo.Context, name string) (time.Time, error) {

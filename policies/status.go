@@ -44,3 +44,13 @@ func SQLList(statuses []Status) string {
 	}
 	return "(" + strings.Join(q, ", ") + ")"
 }
+
+// IsStatus tells whether s names a delivery status.
+func IsStatus(s string) bool {
+	for _, st := range append(append([]Status{}, InFlightStatuses...), FinalStatuses...) {
+		if string(st) == s {
+			return true
+		}
+	}
+	return false
+}

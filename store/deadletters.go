@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -31,42 +30,15 @@ const deadLetterCols = `l.id, l.account_id, l.delivery_id, l.event_id, e.externa
 	l.subscription_id, l.endpoint_id, l.reason, l.last_status_code, l.last_error, l.attempts,
 	l.created_at, l.redriven_at, l.redrive_delivery_id`
 
-// DeadLetterFilter narrows ListDeadLetters. Empty fields match everything.
-// After is the cursor: the id of the last dead letter of the previous page.
-type DeadLetterFilter struct {
-	SubscriptionID string
-	EndpointID     string
-	Since, Until   time.Time
-	After          string
-	Limit          int
-}
+// DeadLetterFilter narrows ListDeadLetters (its Status is not used).
+type DeadLetterFilter = ListFilter
 
 // ListDeadLetters returns the account's dead letters matching f, oldest first.
 func (s *Store) ListDeadLetters(ctx context.Context, account string, f DeadLetterFilter) ([]DeadLetter, error) {
-	conds := []string{"l.account_id = $1"}
-	args := []any{account}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
-	if f.SubscriptionID != "" {
-		add("l.subscription_id = $%d", f.SubscriptionID)
-	}
-	if f.EndpointID != "" {
-		add("l.endpoint_id = $%d", f.EndpointID)
-	}
-	if !f.Since.IsZero() {
-		add("l.created_at >= $%d", f.Since)
-	}
-	if !f.Until.IsZero() {
-		add("l.created_at < $%d", f.Until)
-	}
-	if f.After != "" {
-		add("(l.created_at, l.id) > (SELECT created_at, id FROM dead_letters WHERE id = $%d)", f.After)
-	}
-	args = append(args, f.Limit)
+	f.Status = ""
+	where, args := f.where("l", "dead_letters", account)
 	q := `SELECT ` + deadLetterCols + ` FROM dead_letters l JOIN events e ON e.id = l.event_id
-		WHERE ` + strings.Join(conds, " AND ") + fmt.Sprintf(` ORDER BY l.created_at, l.id LIMIT $%d`, len(args))
+		WHERE ` + where + fmt.Sprintf(` ORDER BY l.created_at, l.id LIMIT $%d`, len(args))
 	out := []DeadLetter{}
 	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("store: list dead letters: %w", err)
