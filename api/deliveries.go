@@ -58,10 +58,7 @@ func (s *Server) listDeadLetters(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	next := ""
-	if len(ls) == f.Limit {
-		next = ls[len(ls)-1].ID
-	}
+	next := nextCursor(len(ls), f.Limit, func() string { return ls[len(ls)-1].ID })
 	return c.JSON(http.StatusOK, map[string]any{"dead_letters": ls, "next_cursor": next})
 }
 
@@ -79,11 +76,17 @@ func (s *Server) listDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	next := ""
-	if len(ds) == f.Limit {
-		next = ds[len(ds)-1].ID
-	}
+	next := nextCursor(len(ds), f.Limit, func() string { return ds[len(ds)-1].ID })
 	return c.JSON(http.StatusOK, map[string]any{"deliveries": ds, "next_cursor": next})
+}
+
+// nextCursor is the cursor of the page after one of n rows: the last row's
+// id when the page is full, else "" (no more).
+func nextCursor(n, limit int, lastID func() string) string {
+	if n == 0 || n < limit {
+		return ""
+	}
+	return lastID()
 }
 
 // listFilter reads a list's query: subscription_id, endpoint_id, since,
