@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
@@ -59,32 +58,13 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	}
 	one := workflows.DeliverInput{DeliveryID: in.DeliveryIDs[0], Attempt: in.Attempt, ScheduledAt: in.ScheduledAt,
 		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health}
-	ids, err := a.Store.BeginAttempts(ctx, batchAttempts(store.Attempt{Attempt: in.Attempt,
-		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, in.DeliveryIDs))
+	rec, c, err := a.send(ctx, t, one, body, in.DeliveryIDs)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
-	rec := a.post(ctx, t, one, body)
-	c, err := a.Store.CompleteAttempts(ctx, t.EndpointID, ids, rec)
-	if err != nil {
-		return workflows.DeliverResult{}, err
-	}
-	a.watchHealth(ctx, one, rec, c)
-	a.Metrics.Attempt(rec.Success, rec.ErrorKind, time.Duration(rec.DurationMs*float64(time.Millisecond)),
-		in.Attempt == 0, rec.StartedAt.Sub(t.CreatedAt))
 	a.Logger.InfoContext(ctx, "batch_attempt_made", "batch_id", in.BatchID, "events", len(in.DeliveryIDs),
 		"attempt", in.Attempt, "probe", in.Probe, "status_code", rec.StatusCode, "error_kind", rec.ErrorKind)
 	return resultOf(rec, c), nil
-}
-
-// batchAttempts is rec as the attempt of each delivery of a batch, in order.
-func batchAttempts(rec store.Attempt, ids []string) []store.Attempt {
-	as := make([]store.Attempt, len(ids))
-	for i, id := range ids {
-		as[i] = rec
-		as[i].DeliveryID = id
-	}
-	return as
 }
 
 // SetBatchStatus records the in-flight status of every delivery of a batch.

@@ -37,22 +37,46 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
-	ids, err := a.Store.BeginAttempts(ctx, []store.Attempt{{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
-		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}})
+	rec, c, err := a.send(ctx, t, in, body, []string{in.DeliveryID})
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
-	rec := a.post(ctx, t, in, body)
-	c, err := a.Store.CompleteAttempts(ctx, t.EndpointID, ids, rec)
+	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
+		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
+	return resultOf(rec, c), nil
+}
+
+// send makes one request carrying body for the deliveries ids (one, or a
+// batch's, in is the first's attempt): their attempts rows are written
+// before it goes out and completed after, it is counted once against the
+// endpoint, its meaning for the endpoint's health is signalled, and it is
+// measured.
+func (a *Activities) send(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, ids []string) (store.Attempt, store.Counters, error) {
+	rows, err := a.Store.BeginAttempts(ctx, attemptsOf(store.Attempt{Attempt: in.Attempt,
+		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, ids))
 	if err != nil {
-		return workflows.DeliverResult{}, err
+		return store.Attempt{}, store.Counters{}, err
+	}
+	rec := a.post(ctx, t, in, body)
+	c, err := a.Store.CompleteAttempts(ctx, t.EndpointID, rows, rec)
+	if err != nil {
+		return store.Attempt{}, store.Counters{}, err
 	}
 	a.watchHealth(ctx, in, rec, c)
 	a.Metrics.Attempt(rec.Success, rec.ErrorKind, time.Duration(rec.DurationMs*float64(time.Millisecond)),
 		in.Attempt == 0, rec.StartedAt.Sub(t.CreatedAt))
-	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
-		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
-	return resultOf(rec, c), nil
+	return rec, c, nil
+}
+
+// attemptsOf is rec as the attempt of each delivery a request carries, in
+// order.
+func attemptsOf(rec store.Attempt, ids []string) []store.Attempt {
+	as := make([]store.Attempt, len(ids))
+	for i, id := range ids {
+		as[i] = rec
+		as[i].DeliveryID = id
+	}
+	return as
 }
 
 // resultOf is what an attempt recorded as rec, after which the endpoint's

@@ -27,8 +27,8 @@ func TestHealthGatePrunes(t *testing.T) {
 	g.mark(&g.signalled, "new", end)
 	g.cacheHealth("new", cachedHealth{at: end})
 	want := gateMaxEntries/2 + 1
-	if len(g.signalled) != want || len(g.overrides) != want {
-		t.Fatalf("kept %d signalled, %d overrides; want %d", len(g.signalled), len(g.overrides), want)
+	if len(g.signalled) != want || len(g.rules) != want {
+		t.Fatalf("kept %d signalled, %d rules; want %d", len(g.signalled), len(g.rules), want)
 	}
 	if _, ok := g.signalled["0"]; !ok {
 		t.Fatal("a recent entry was dropped")

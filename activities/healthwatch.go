@@ -12,14 +12,14 @@ import (
 )
 
 // How often, at most, one process signals one endpoint's workflow about a
-// threshold crossing, sums one endpoint's window, and re-reads its overrides.
+// threshold crossing, sums one endpoint's window, and re-reads its rules.
 // Counting stays exact in PostgreSQL; these only bound the extra work, so that
 // hundreds of attempts a second to one endpoint make a signal every few
 // seconds at most (Temporal takes about 20 events/s per workflow).
 const (
-	signalEvery   = 5 * time.Second
-	windowEvery   = time.Second
-	overrideEvery = 30 * time.Second
+	signalEvery = 5 * time.Second
+	windowEvery = time.Second
+	rulesEvery  = 30 * time.Second
 )
 
 // healthGate is the in-process rate limiter of the Deliver activity's health
@@ -28,7 +28,7 @@ type healthGate struct {
 	mu        sync.Mutex
 	signalled map[string]time.Time
 	summed    map[string]time.Time
-	overrides map[string]cachedHealth
+	rules     map[string]cachedHealth
 }
 
 type cachedHealth struct {
@@ -86,22 +86,22 @@ func (g *healthGate) record(m *map[string]time.Time, key string, now time.Time) 
 	(*m)[key] = now
 }
 
-// cacheHealth keeps an endpoint's overrides read at c.at, pruning the cache
+// cacheHealth keeps an endpoint's rules read at c.at, pruning the cache
 // when it is large.
 func (g *healthGate) cacheHealth(endpointID string, c cachedHealth) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.overrides == nil {
-		g.overrides = map[string]cachedHealth{}
+	if g.rules == nil {
+		g.rules = map[string]cachedHealth{}
 	}
-	if len(g.overrides) >= gateMaxEntries {
-		for k, o := range g.overrides {
+	if len(g.rules) >= gateMaxEntries {
+		for k, o := range g.rules {
 			if c.at.Sub(o.at) > gateMaxAge {
-				delete(g.overrides, k)
+				delete(g.rules, k)
 			}
 		}
 	}
-	g.overrides[endpointID] = c
+	g.rules[endpointID] = c
 }
 
 // watchHealth tells the endpoint's workflow what this attempt means for the
@@ -180,13 +180,13 @@ func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Cou
 }
 
 // endpointRules are the endpoint's rules (health.Service.Rules), re-read at
-// most every overrideEvery; fallback when they cannot be read.
+// most every rulesEvery; fallback when they cannot be read.
 func (a *Activities) endpointRules(ctx context.Context, endpointID string, fallback policies.Health) policies.Health {
 	now := time.Now()
 	a.health.mu.Lock()
-	cached, ok := a.health.overrides[endpointID]
+	cached, ok := a.health.rules[endpointID]
 	a.health.mu.Unlock()
-	if !ok || now.Sub(cached.at) >= overrideEvery {
+	if !ok || now.Sub(cached.at) >= rulesEvery {
 		h, err := a.endpoints().Rules(ctx, endpointID)
 		if err != nil {
 			return fallback

@@ -45,13 +45,22 @@ func accountResponse(a store.Account) AccountResponse {
 	return AccountResponse{Account: a, Settings: map[string]string{SettingMode: a.Mode}}
 }
 
+// checkName accepts the name of an account or an API key: not blank, at most
+// 200 characters.
+func checkName(name string) error {
+	if strings.TrimSpace(name) == "" || len(name) > 200 {
+		return invalid("name", "name is required, at most 200 characters")
+	}
+	return nil
+}
+
 func (s *Server) createAccount(c echo.Context) error {
 	var req AccountRequest
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	if strings.TrimSpace(req.Name) == "" || len(req.Name) > 200 {
-		return invalid("name", "name is required, at most 200 characters")
+	if err := checkName(req.Name); err != nil {
+		return err
 	}
 	a, cr, err := s.Store.CreateAccount(c.Request().Context(), req.Name)
 	if err != nil {

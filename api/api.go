@@ -44,6 +44,9 @@ type Server struct {
 
 // New returns the Echo instance serving the API.
 func New(s *Server) *echo.Echo {
+	if s.Egress == nil {
+		s.Egress = egress.New(nil)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

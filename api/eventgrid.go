@@ -114,13 +114,20 @@ func (s *Server) afterPut(ctx context.Context, sub store.Subscription, prev *eve
 		return
 	}
 	if prev.Awaiting() && !eg.Awaiting() {
-		ds, err := s.Store.UnstartedOf(ctx, sub.ID, 10000)
-		if err != nil {
-			s.Logger.ErrorContext(ctx, "unstarted_read_failed", "subscription_id", sub.ID, "error", err)
-			return
-		}
-		s.startNow(ctx, ds)
+		s.startWaiting(ctx, sub.ID)
 	}
+}
+
+// startWaiting starts the deliveries a subscription stored while it waited
+// for its handshake, now that it no longer waits. A failure to read them is
+// logged: the sweeper starts them later.
+func (s *Server) startWaiting(ctx context.Context, subID string) {
+	ds, err := s.Store.UnstartedOf(ctx, subID, 10000)
+	if err != nil {
+		s.Logger.ErrorContext(ctx, "unstarted_read_failed", "subscription_id", subID, "error", err)
+		return
+	}
+	s.startNow(ctx, ds)
 }
 
 // startValidation starts the handshake workflow of (subscription, code). One

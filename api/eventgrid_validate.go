@@ -37,13 +37,7 @@ func (s *Server) validateByHand(c echo.Context) error {
 		return err
 	}
 	if ok {
-		ds, err := s.Store.UnstartedOf(ctx, sub.ID, 10000)
-		if err != nil {
-			return err
-		}
-		if len(ds) > 0 {
-			s.startDeliveries(ctx, ds)
-		}
+		s.startWaiting(ctx, sub.ID)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"validated": true, "subscription_id": sub.ID})
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -33,8 +32,8 @@ func (s *Server) createKey(c echo.Context) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	if strings.TrimSpace(req.Name) == "" || len(req.Name) > 200 {
-		return invalid("name", "name is required, at most 200 characters")
+	if err := checkName(req.Name); err != nil {
+		return err
 	}
 	k, secret, err := s.Store.CreateAPIKey(c.Request().Context(), c.Param("id"), req.Name)
 	if err != nil {

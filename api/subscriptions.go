@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 )
@@ -63,11 +62,7 @@ func (s *Server) validateURL(field, raw string) error {
 	if len(raw) > 2048 {
 		return invalid(field, "%s is longer than 2048 characters", field)
 	}
-	g := s.Egress
-	if g == nil {
-		g = egress.New(nil)
-	}
-	if err := g.CheckURL(raw); err != nil {
+	if err := s.Egress.CheckURL(raw); err != nil {
 		return invalid(field, "%s: hookrelay does not deliver into this network (%v); see README §Security to allow it", field, err)
 	}
 	return nil

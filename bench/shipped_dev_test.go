@@ -2,9 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
-	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +63,7 @@ func startDev(b *testing.B) *devServer {
 	}
 	go func() { _ = d.cmd.Wait(); _ = logFile.Close(); close(d.done) }()
 	b.Cleanup(func() { d.stop(); _ = os.RemoveAll(dir) })
-	if err := d.waitReady(3 * time.Minute); err != nil {
+	if err := devenv.WaitReady(d.api+"/readyz", 3*time.Minute, d.done); err != nil {
 		b.Fatalf("hookrelay dev: %v\n%s", err, d.logTail(30))
 	}
 	d.startup = time.Since(begin)
@@ -111,30 +108,6 @@ func (d *devServer) env() ([]string, error) {
 		"HOOKRELAY_PG_PORT="+strconv.Itoa(ports[2]),
 		"HOOKRELAY_TEMPORAL_UI_PORT="+strconv.Itoa(ports[3]),
 	), nil
-}
-
-// waitReady polls /readyz until it answers 200 or the process exits.
-func (d *devServer) waitReady(limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-d.done:
-			return fmt.Errorf("exited before it was ready")
-		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.api+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		cancel()
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("not ready after %v", limit)
 }
 
 // stop sends Ctrl-C (SIGINT), as a user would, and waits for every process

@@ -1,9 +1,8 @@
 package chaos
 
 import (
+	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
 )
 
 // attemptTimeout is the scenarios' per-attempt timeout.
@@ -118,37 +118,18 @@ func (s *stack) run1(rcv *receiver, sc scenario) result {
 // publish publishes one event with an Idempotency-Key, retrying (as a
 // client should) until it is accepted or a minute has passed.
 func (s *stack) publish(key, typ string) bool {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		req, _ := http.NewRequest(http.MethodPost, s.api+"/v1/events", strings.NewReader(`{"type": "`+typ+`", "data": {}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			continue
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode < 300 {
-			return true
-		}
-	}
-	return false
+	code, _, err := testenv.Post(s.api+"/v1/events", key, `{"type": "`+typ+`", "data": {}}`)
+	return err == nil && code < 300
 }
 
 // mustPost POSTs body and returns the answer's id.
 func (s *stack) mustPost(path, body string) string {
-	resp, err := http.Post(s.api+path, "application/json", strings.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
+	code, b, err := testenv.Post(s.api+path, "", body)
+	var out struct{ ID string }
+	if err != nil || code >= 300 || json.Unmarshal(b, &out) != nil {
+		s.t.Fatalf("POST %s: %d %s (%v)", path, code, b, err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		s.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
-	}
-	_, after, _ := strings.Cut(string(b), `"id":"`)
-	id, _, _ := strings.Cut(after, `"`)
-	return id
+	return out.ID
 }
 
 // settle waits until every delivery of the subscription has ended, and

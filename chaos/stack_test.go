@@ -9,7 +9,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,18 +128,9 @@ func (s *stack) run(name string) *exec.Cmd {
 
 func (s *stack) startAPI() {
 	s.apiProc = s.run("api")
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(s.api + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := devenv.WaitReady(s.api+"/readyz", time.Minute, nil); err != nil {
+		s.t.Fatalf("hookrelay api: %v; see %s", err, filepath.Join(s.dir, "api.log"))
 	}
-	s.t.Fatalf("hookrelay api not ready; see %s", filepath.Join(s.dir, "api.log"))
 }
 
 func (s *stack) startWorker() { s.worker = s.run("worker") }

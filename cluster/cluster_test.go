@@ -3,11 +3,9 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,27 +157,10 @@ func publishAll(t *testing.T, c *cluster.Cluster) {
 // post POSTs body (with an Idempotency-Key when key is set), retrying until
 // it is accepted.
 func post(t *testing.T, url, key, body string) {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			req.Header.Set("Idempotency-Key", key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode < 300 {
-			return
-		}
-		if resp.StatusCode < 500 {
-			t.Errorf("POST %s: %d %s", url, resp.StatusCode, b)
-			return
-		}
+	code, b, err := testenv.Post(url, key, body)
+	if err != nil || code >= 300 {
+		t.Errorf("POST %s: %d %s (%v)", url, code, b, err)
 	}
-	t.Errorf("POST %s: not accepted within a minute", url)
 }
 
 // waitEnded waits until every delivery has ended; it returns how many had

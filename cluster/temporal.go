@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,16 +189,10 @@ func (c *Cluster) startAPI(context.Context) error {
 	if err := c.spawn("api", cmd); err != nil {
 		return err
 	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get(c.API + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
+	if err := devenv.WaitReady(c.API+"/readyz", time.Minute, nil); err != nil {
+		return fmt.Errorf("cluster: hookrelay api: %w; see %s", err, filepath.Join(c.cfg.Dir, "api.log"))
 	}
-	return fmt.Errorf("cluster: hookrelay api not ready; see %s", filepath.Join(c.cfg.Dir, "api.log"))
+	return nil
 }
 
 // lowPort is a free port below 32768: the server stores its membership port

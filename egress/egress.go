@@ -32,7 +32,6 @@ type Resolver interface {
 // Guard decides which addresses hookrelay may send to, and dials only those.
 type Guard struct {
 	guardian *ssrf.Guardian
-	allow    []netip.Prefix
 	// Resolver resolves hosts; nil means net.DefaultResolver.
 	Resolver Resolver
 	// Dialer makes the connection; its Control is replaced by the guard's
@@ -52,7 +51,7 @@ func New(allow []netip.Prefix) *Guard {
 		}
 	}
 	g := ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
-	return &Guard{guardian: g, allow: allow, Dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}}
+	return &Guard{guardian: g, Dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}}
 }
 
 // Loopback are the loopback prefixes, which `hookrelay dev` allows.

@@ -32,13 +32,19 @@ type Service struct {
 // sliding window, and the rules in force for it (Rules).
 func (s *Service) Snapshot(ctx context.Context, endpointID string) (workflows.SnapshotResult, error) {
 	now := time.Now()
-	h, err := s.Rules(ctx, endpointID)
+	base := s.PolicyHealth(ctx, endpointID)
+	c, err := s.Store.EndpointHealth(ctx, endpointID, base.Window, now)
 	if err != nil {
 		return workflows.SnapshotResult{}, err
 	}
-	c, err := s.Store.EndpointHealth(ctx, endpointID, h.Window, now)
+	h, err := Effective(base, c.Health) // the endpoint's overrides came with its counters
 	if err != nil {
 		return workflows.SnapshotResult{}, err
+	}
+	if h.Window != base.Window {
+		if c, err = s.Store.EndpointHealth(ctx, endpointID, h.Window, now); err != nil {
+			return workflows.SnapshotResult{}, err
+		}
 	}
 	return workflows.SnapshotResult{Health: h, Snapshot: policies.Snapshot{
 		State: c.State, WindowAttempts: c.WindowAttempts, WindowFailures: c.WindowFailures,
@@ -71,9 +77,8 @@ func Effective(h policies.Health, raw store.RawJSON) (policies.Health, error) {
 	return o.Apply(h, "health.")
 }
 
-// PolicyHealth is the circuit breaker of the endpoint's oldest subscription's
-// policy (with its retry_policy.health), or none when it has no subscription
-// left.
+// PolicyHealth is the circuit breaker of the endpoint's first subscription's
+// policy (with its retry_policy.health), or none when it has none.
 func (s *Service) PolicyHealth(ctx context.Context, endpointID string) policies.Health {
 	sub, err := s.Store.EndpointSubscription(ctx, endpointID)
 	if err != nil {

@@ -50,8 +50,9 @@ const eventSizeSQL = `octet_length(json_build_object('id', e.external_id, 'event
 	'metadataVersion', '1', 'topic', e.source)::text)`
 
 type candidate struct {
-	ID   string `db:"id"`
-	Size int    `db:"size"`
+	ID        string    `db:"id"`
+	Size      int       `db:"size"`
+	CreatedAt time.Time `db:"created_at"`
 }
 
 // ClaimBatch takes the oldest unclaimed deliveries of a batching subscription
@@ -66,7 +67,7 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 			return err
 		}
 		var cs []candidate
-		err := tx.SelectContext(ctx, &cs, `SELECT d.id, `+eventSizeSQL+` AS size
+		err := tx.SelectContext(ctx, &cs, `SELECT d.id, d.created_at, `+eventSizeSQL+` AS size
 			FROM deliveries d JOIN events e ON e.id = d.event_id
 			WHERE d.subscription_id = $1 AND NOT d.started AND d.status = 'pending'
 			ORDER BY d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`, c.SubscriptionID, c.MaxEvents+1)
@@ -85,7 +86,7 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 		if len(take) == 0 || (c.FullOnly && !full) {
 			return s.countPending(ctx, tx, c.SubscriptionID, &b)
 		}
-		b.ID, b.DeliveryIDs = c.ID, take
+		b.ID, b.DeliveryIDs, b.PublishedAt = c.ID, take, cs[0].CreatedAt
 		if b.ID == "" {
 			b.ID = NewID("batch")
 		}
@@ -102,7 +103,8 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 	return b, err
 }
 
-// publishedAt is when the oldest of the deliveries ids was stored.
+// publishedAt is when the oldest of the deliveries ids (a batch claimed
+// before) was stored.
 func publishedAt(ctx context.Context, tx *sqlx.Tx, ids []string) (time.Time, error) {
 	var at *time.Time
 	if err := tx.GetContext(ctx, &at, `SELECT min(created_at) FROM deliveries WHERE id = ANY($1)`,
@@ -130,6 +132,9 @@ func (s *Store) existingBatch(ctx context.Context, tx *sqlx.Tx, c BatchClaim, b 
 		return false, fmt.Errorf("store: find batch: %w", err)
 	}
 	b.ID, b.DeliveryIDs = c.ID, ids
+	if b.PublishedAt, err = publishedAt(ctx, tx, ids); err != nil {
+		return false, err
+	}
 	return true, s.countPending(ctx, tx, c.SubscriptionID, b)
 }
 
@@ -147,10 +152,7 @@ func (s *Store) countPending(ctx context.Context, tx *sqlx.Tx, subID string, b *
 	}
 	b.Remaining = row.Remaining
 	b.Gone = row.Deleted && row.Remaining == 0 && b.ID == ""
-	if len(b.DeliveryIDs) > 0 {
-		b.PublishedAt, err = publishedAt(ctx, tx, b.DeliveryIDs)
-	}
-	return err
+	return nil
 }
 
 // BatchTargets loads the targets of a batch's deliveries, in batch order.

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -129,19 +128,11 @@ func IsInvalidData(err error) bool {
 // answers 503 with Retry-After.
 func IsUnavailable(err error) bool {
 	var pqErr *pq.Error
-	var netErr net.Error
-	var opErr *net.OpError
-	switch {
-	case err == nil:
-		return false
-	case errors.As(err, &pqErr):
+	var netErr net.Error // refused, reset and timed-out connections among them
+	if errors.As(err, &pqErr) {
 		c := pqErr.Code
 		return c.Class() == "08" || c.Class() == "57" || c == "53300" // connection, operator intervention, too many connections
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
-		return true
-	case errors.As(err, &opErr), errors.As(err, &netErr):
-		return true
 	}
-	return false
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.As(err, &netErr)
 }

@@ -52,7 +52,7 @@ func Endpoint(ctx workflow.Context, in EndpointInput) error {
 type endpoint struct {
 	ctx         workflow.Context
 	in          EndpointInput
-	health      policies.Health // in.Health with the endpoint's own overrides
+	health      policies.Health // the endpoint's rules, from its last snapshot
 	changedAt   time.Time
 	signals     int
 	lastProbe   string
