@@ -57,8 +57,12 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 		return workflows.DeliverResult{}, err
 	}
 	one := workflows.DeliverInput{DeliveryID: in.DeliveryIDs[0], Attempt: in.Attempt, ScheduledAt: in.ScheduledAt,
-		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health}
+		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health,
+		MayThrottle: in.MayThrottle}
 	rec, c, err := a.send(ctx, t, one, body, in.DeliveryIDs)
+	if res, ok := throttled(err); ok {
+		return res, nil
+	}
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}

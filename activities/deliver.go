@@ -38,6 +38,9 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		return workflows.DeliverResult{}, err
 	}
 	rec, c, err := a.send(ctx, t, in, body, []string{in.DeliveryID})
+	if res, ok := throttled(err); ok {
+		return res, nil
+	}
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
@@ -47,11 +50,17 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 }
 
 // send makes one request carrying body for the deliveries ids (one, or a
-// batch's, in is the first's attempt): their attempts rows are written
+// batch's, in is the first's attempt), when the endpoint's limits leave room
+// (else errThrottled): their attempts rows are written
 // before it goes out and completed after, it is counted once against the
 // endpoint, its meaning for the endpoint's health is signalled, and it is
 // measured.
 func (a *Activities) send(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, ids []string) (store.Attempt, store.Counters, error) {
+	release, err := a.leaseFor(ctx, t, in)
+	if err != nil {
+		return store.Attempt{}, store.Counters{}, err
+	}
+	defer release()
 	rows, err := a.Store.BeginAttempts(ctx, attemptsOf(store.Attempt{Attempt: in.Attempt,
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, ids))
 	if err != nil {
@@ -85,6 +94,7 @@ func resultOf(rec store.Attempt, c store.Counters) workflows.DeliverResult {
 	return workflows.DeliverResult{
 		EndpointState: c.State, StatusCode: rec.StatusCode, ErrorKind: rec.ErrorKind,
 		Error: rec.ErrorMessage, DurationMs: rec.DurationMs, Success: rec.Success, Counters: countersOf(c),
+		RetryAfter: rec.RetryAfter,
 	}
 }
 
@@ -125,6 +135,9 @@ func (a *Activities) post(ctx context.Context, t store.Target, in workflows.Deli
 		return rec
 	}
 	rec.Success = policies.IsSuccessCode(in.Success, resp.StatusCode)
+	if wait := retryAfter(resp.StatusCode, resp.Header, time.Now()); wait > 0 {
+		rec.RetryAfter = time.Now().Add(wait)
+	}
 	if !rec.Success {
 		rec.ErrorKind, rec.ErrorMessage = workflows.KindHTTPStatus, resp.Status
 	}

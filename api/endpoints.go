@@ -20,6 +20,7 @@ import (
 func (s *Server) registerEndpoints(g *echo.Group) {
 	g.GET("/endpoints/:id", s.getEndpoint)
 	g.PUT("/endpoints/:id/health", s.setEndpointHealth)
+	g.PUT("/endpoints/:id/limits", s.setEndpointLimits)
 	for _, name := range []string{workflows.SignalUnfreeze, workflows.SignalDisable, workflows.SignalEnable} {
 		g.POST("/endpoints/:id/"+name, s.endpointSignal(name))
 	}

@@ -47,7 +47,7 @@ func (c Custom) Policy() (Policy, error) {
 		MaxAttempts:   customDefaultAttempts,
 		Timeout:       30 * time.Second,
 		DeadLettering: true, OnExhausted: DeadLetter,
-		Health: CustomHealth,
+		Health: CustomHealth, RetryAfterMax: time.Hour,
 	}
 	if n, bounded := s.retries(); bounded {
 		p.MaxAttempts = n + 1

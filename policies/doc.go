@@ -20,6 +20,9 @@ type PolicyDoc struct {
 	FinalStatus     Status       `json:"final_status"`
 	Health          HealthDoc    `json:"health"`
 	Rows            []RowDoc     `json:"rows"`
+	// RetryAfterMaxSeconds bounds how far a receiver's Retry-After may push
+	// a retry back; 0: Retry-After is ignored.
+	RetryAfterMaxSeconds float64 `json:"retry_after_max_seconds"`
 }
 
 // HealthDoc is Health (POLICIES.md §workfront circuit breaker) in JSON form,
@@ -63,6 +66,8 @@ func (p Policy) Doc() PolicyDoc {
 		FinalStatus:     p.FinalStatus(),
 		Health:          p.Health.Doc(),
 		Rows:            rowDocs(p.Rows()),
+
+		RetryAfterMaxSeconds: p.RetryAfterMax.Seconds(),
 	}
 }
 

@@ -81,6 +81,9 @@ type Policy struct {
 	DeadLettering   bool          `json:"dead_lettering"`
 	OnExhausted     Exhausted     `json:"on_exhausted"`
 	Health          Health        `json:"health"`
+	// RetryAfterMax bounds how far a receiver's Retry-After may push a retry
+	// back (RetryAfterDue); zero ignores Retry-After.
+	RetryAfterMax time.Duration `json:"retry_after_max,omitempty"`
 }
 
 // Verdict is what a policy makes of one attempt's outcome.

@@ -68,7 +68,8 @@ func Workfront() Policy {
 		MaxAttempts:   12,
 		Timeout:       30 * time.Second,
 		DeadLettering: true, OnExhausted: DeadLetter,
-		Health: WorkfrontHealth,
+		Health:        WorkfrontHealth,
+		RetryAfterMax: time.Hour,
 	}
 }
 
@@ -83,7 +84,8 @@ func WorkfrontLegacy() Policy {
 		Timeout:       30 * time.Second,
 		SuccessCodes:  []int{200},
 		DeadLettering: true, OnExhausted: DeadLetter,
-		Health: NoHealth,
+		Health:        NoHealth,
+		RetryAfterMax: 10 * time.Minute,
 	}
 }
 
@@ -98,7 +100,8 @@ func SAP() Policy {
 		MaxAttempts:   6,
 		Timeout:       30 * time.Second,
 		DeadLettering: false, OnExhausted: DeactivateAndQueue,
-		Health: NoHealth,
+		Health:        NoHealth,
+		RetryAfterMax: time.Hour,
 	}
 }
 
@@ -123,7 +126,8 @@ func EventGrid() Policy {
 		SuccessCodes:    eventGridSuccess,
 		DeadLetterCodes: []int{400, 413},
 		DeadLettering:   false, OnExhausted: DeadLetter,
-		Health: EventGridHealth,
+		Health:        EventGridHealth,
+		RetryAfterMax: time.Hour,
 	}
 }
 
@@ -142,7 +146,8 @@ func EventGridEdge() Policy {
 		Timeout:       60 * time.Second,
 		SuccessCodes:  eventGridSuccess,
 		DeadLettering: true, OnExhausted: DeadLetter,
-		Health: NoHealth,
+		Health:        NoHealth,
+		RetryAfterMax: 10 * time.Minute,
 	}
 }
 

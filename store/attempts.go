@@ -35,6 +35,8 @@ type Target struct {
 	// CreatedAt is when the delivery was stored: its publication, redrive
 	// or redelivery.
 	CreatedAt time.Time `db:"delivery_created_at"`
+	// Limits are the endpoint's concurrency cap and rate limit.
+	Limits
 }
 
 // Target loads what delivery id needs for an attempt. The endpoint is the
@@ -47,7 +49,8 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	err := s.db.GetContext(ctx, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
 			s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
-			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at
+			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at,
+			`+limitCols+`
 		FROM deliveries d
 		JOIN events e ON e.id = d.event_id
 		JOIN subscriptions s ON s.id = d.subscription_id
@@ -75,6 +78,9 @@ type Attempt struct {
 	ResponseBody    string    `db:"response_body" json:"response_body,omitempty"`
 	ResponseHeaders RawJSON   `db:"response_headers" json:"response_headers,omitempty"`
 	Success         bool      `db:"success" json:"success"`
+	// RetryAfter is when the answer asked to be tried again (Retry-After
+	// on a 429 or 503), else zero; not stored: its header is.
+	RetryAfter time.Time `db:"-" json:"-"`
 }
 
 // Counters are an endpoint's health counters after an attempt was counted.

@@ -24,10 +24,13 @@ type Endpoint struct {
 	Health              RawJSON    `db:"health" json:"health"`
 	CreatedAt           time.Time  `db:"created_at" json:"created_at"`
 	UpdatedAt           time.Time  `db:"updated_at" json:"updated_at"`
+	// Limits protect the receiver (PUT /v1/endpoints/{id}/limits).
+	Limits `json:"limits"`
 }
 
 const endpointCols = `id, account_id, url, state, attempts, failures, consecutive_failures,
-	last_success_at, last_failure_at, counted_since, health, created_at, updated_at`
+	last_success_at, last_failure_at, counted_since, health, created_at, updated_at,
+	max_concurrency, rate_limit, rate_limit_period_seconds`
 
 // StateChange is one recorded change of an endpoint's state.
 type StateChange struct {

@@ -46,7 +46,7 @@ func (b *batch) attempt(scheduled time.Time, probe bool) (DeliverResult, error) 
 	in := DeliverBatchInput{
 		BatchID: b.in.BatchID, DeliveryIDs: b.in.DeliveryIDs, Attempt: b.pr.Attempts,
 		ScheduledAt: scheduled, Timeout: b.in.Policy.Timeout, Probe: probe,
-		Success: b.in.Policy.SuccessCodes, Health: b.in.Policy.Health,
+		Success: b.in.Policy.SuccessCodes, Health: b.in.Policy.Health, MayThrottle: true,
 	}
 	var res DeliverResult
 	if err := workflow.ExecuteActivity(ctx, ActivityDeliverBatch, in).Get(ctx, &res); err != nil {

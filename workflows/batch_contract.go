@@ -42,6 +42,8 @@ type DeliverBatchInput struct {
 	Success []int
 	// Health is the policy's circuit breaker, for the endpoint workflow.
 	Health policies.Health
+	// MayThrottle: see DeliverInput.
+	MayThrottle bool
 }
 
 // BatchStatusInput is the input of SetBatchStatus.

@@ -80,7 +80,7 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) (DeliverResult, erro
 	in := DeliverInput{
 		DeliveryID: d.in.DeliveryID, Attempt: d.pr.Attempts, ScheduledAt: scheduled,
 		Timeout: d.in.Policy.Timeout, Probe: probe, Success: d.in.Policy.SuccessCodes,
-		Health: d.in.Policy.Health,
+		Health: d.in.Policy.Health, MayThrottle: true,
 	}
 	var res DeliverResult
 	fut := d.localAttempt(in)

@@ -32,6 +32,9 @@ type DeliverInput struct {
 	Success []int
 	// Health is the policy's circuit breaker, for the endpoint workflow.
 	Health policies.Health
+	// MayThrottle says the workflow understands Throttled: the activity
+	// then holds the attempt back when the endpoint's limits leave no room.
+	MayThrottle bool
 }
 
 // DeliverResult is what one attempt came to.
@@ -46,6 +49,14 @@ type DeliverResult struct {
 	DurationMs    float64
 	Success       bool
 	Counters      EndpointCounters
+	// Throttled is true when no request was made because the endpoint's
+	// concurrency cap or rate limit left no room (only when MayThrottle):
+	// not an attempt. RetryIn is when room is expected, zero when unknown.
+	Throttled bool
+	RetryIn   time.Duration
+	// RetryAfter is when the receiver asked to be tried again, with
+	// Retry-After on a 429 or 503 answer (zero: it did not).
+	RetryAfter time.Time
 }
 
 // StatusInput is the input of SetStatus.

@@ -49,7 +49,12 @@ func newReceiver(t *testing.T, script func(n int) int) *receiver {
 		n := len(r.attempts)
 		r.attempts = append(r.attempts, req.Header.Get("X-Hookrelay-Attempt"))
 		r.mu.Unlock()
-		w.WriteHeader(r.script(n))
+		code := r.script(n)
+		if code == http.StatusTooManyRequests {
+			// A 429 asks for 2 s: Retry-After is honoured (issue 16).
+			w.Header().Set("Retry-After", "2")
+		}
+		w.WriteHeader(code)
 	}))
 	t.Cleanup(r.Close)
 	return r
@@ -306,6 +311,20 @@ func (f *fixture) active(t *testing.T) bool {
 func (f *fixture) setEndpointState(t *testing.T, state string) {
 	t.Helper()
 	_, err := f.st.DB().Exec(`UPDATE endpoints SET state = $2 WHERE id = $1`, f.sub.EndpointID, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holdSlot caps f's endpoint at one attempt at a time and has another
+// holder take that slot for d: f's first attempt is held back until then.
+func (f *fixture) holdSlot(t *testing.T, d time.Duration) {
+	t.Helper()
+	_, err := f.st.DB().Exec(`UPDATE endpoints SET max_concurrency = 1 WHERE id = $1;`, f.sub.EndpointID)
+	if err == nil {
+		_, err = f.st.DB().Exec(`INSERT INTO endpoint_leases (endpoint_id, holder, expires_at)
+			VALUES ($1, 'someone-else', clock_timestamp() + make_interval(secs => $2))`, f.sub.EndpointID, d.Seconds())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

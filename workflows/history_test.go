@@ -28,12 +28,14 @@ const historiesDir = "testdata/histories"
 // recording is one Delivery recorded on the dev server: its policy, retry
 // policy, receiver script and the status it must end with. endpoint, when
 // set, is the endpoint's state at the start; signal is then sent once the
-// delivery waits (after re-enabling the endpoint for a release).
+// delivery waits (after re-enabling the endpoint for a release). held, when
+// set, is how long another attempt holds the endpoint's only slot.
 type recording struct {
 	name, policy, retryPolicy string
 	script                    func(int) int
 	status                    policies.Status
 	endpoint, signal          string
+	held                      time.Duration
 }
 
 var recordings = []recording{
@@ -58,6 +60,10 @@ var recordings = []recording{
 		endpoint: "disabled", signal: workflows.SignalRelease},
 	{name: "workfront-waiting-probe", policy: policies.NameWorkfront, script: always(http.StatusOK), status: "delivered",
 		endpoint: "disabled", signal: workflows.SignalProbe},
+	{name: "custom-retry-after-delivered", policy: policies.NameCustom, retryPolicy: `{"custom": {"kind": "fixed", "interval_seconds": 1}}`,
+		script: failFirst(1, http.StatusTooManyRequests), status: "delivered"},
+	{name: "custom-held-back-delivered", policy: policies.NameCustom, retryPolicy: `{"custom": {"kind": "fixed", "interval_seconds": 1}}`,
+		script: always(http.StatusOK), status: "delivered", held: 2 * time.Second},
 }
 
 // TestRecordHistories runs one Delivery per recording on the real dev server
@@ -78,6 +84,9 @@ func TestRecordHistories(t *testing.T) {
 		fs[i] = newFixtureOn(t, st, r.policy, r.retryPolicy, r.script)
 		if r.endpoint != "" {
 			fs[i].setEndpointState(t, r.endpoint)
+		}
+		if r.held > 0 {
+			fs[i].holdSlot(t, r.held)
 		}
 		startDelivery(t, c, s, fs[i])
 	}

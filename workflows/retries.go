@@ -29,6 +29,9 @@ type retries struct {
 	last   DeliverResult
 	// internalFailures counts consecutive failures of hookrelay itself.
 	internalFailures int
+	// throttled counts consecutive attempts held back by the endpoint's
+	// limits.
+	throttled int
 }
 
 // run makes attempts through s until one is delivered or the policy ends the
@@ -55,6 +58,14 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 			res = DeliverResult{ErrorKind: "internal", Error: err.Error()}
 		}
 		r.internalFailures = 0
+		if res.Throttled {
+			if !r.holdBack(res.RetryIn) {
+				return s.finish(r.policy.FinalStatus(), string(r.policy.DeadlineStop()))
+			}
+			scheduled = workflow.Now(r.ctx)
+			continue
+		}
+		r.throttled = 0
 		if res.Skipped {
 			var ok bool
 			if probe, ok = s.waitForEndpoint(); !ok {
@@ -98,7 +109,7 @@ func (r *retries) judge() (due time.Time, status policies.Status, reason string)
 	if stop != policies.NoStop {
 		return time.Time{}, r.policy.FinalStatus(), string(stop)
 	}
-	return due, "", ""
+	return r.retryAfter(due, now), "", ""
 }
 
 // changeNoCatchUp marks POLICIES.md §common "No catch-up bursts" (issue 11):
