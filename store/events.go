@@ -61,52 +61,80 @@ type PublishResult struct {
 	Duplicate bool
 }
 
-// Publish stores ev and one delivery per matching subscription, in one
-// transaction. An event id published before returns the first publication.
-// Deliveries to inactive subscriptions, or of accounts in queue mode, are
-// queued at once (POLICIES.md §sap).
+// Publish stores ev and one delivery per matching subscription, atomically.
+// An event id published before returns the first publication. Deliveries to
+// inactive subscriptions, or of accounts in queue mode, are queued at once
+// (POLICIES.md §sap). It takes two round trips to PostgreSQL and no
+// transaction of its own: the subscriptions are matched, then the event and
+// its deliveries inserted in one statement.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
-	var res PublishResult
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var err error
-		res, err = publishTx(ctx, tx, ev)
-		return err
-	})
-	return res, err
+	return publishOn(ctx, s.db, ev)
 }
 
 // publishTx is Publish within tx.
 func publishTx(ctx context.Context, tx *sqlx.Tx, ev Event) (PublishResult, error) {
+	return publishOn(ctx, tx, ev)
+}
+
+// publishOn is Publish through q, a database or a transaction.
+func publishOn(ctx context.Context, q sqlx.QueryerContext, ev Event) (PublishResult, error) {
 	if ev.ID == "" {
 		ev.ID = NewID("evt")
 	}
 	if ev.ExternalID == "" {
 		ev.ExternalID = ev.ID
 	}
-	var res PublishResult
+	ds, err := fanOut(ctx, q, ev)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	inserted, err := insertEvent(ctx, q, &ev, ds)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	if !inserted {
+		res := PublishResult{Duplicate: true}
+		return res, loadPublished(ctx, q, ev.AccountID, ev.ExternalID, &res)
+	}
+	return PublishResult{Event: ev, Deliveries: ds}, nil
+}
+
+// insertEvent inserts ev and its deliveries ds in one statement, filling in
+// their times; none of them when ev's id was published before (false).
+func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Delivery) (bool, error) {
 	f := ev.Fields
 	if len(f.Extensions) == 0 {
 		f.Extensions = RawJSON("{}")
 	}
-	err := tx.QueryRowxContext(ctx, `INSERT INTO events
-		(id, account_id, external_id, type, subject, data, occurred_at,
-		 data_version, source, data_content_type, extensions)
-		VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, now()), $8, $9, $10, $11)
-		ON CONFLICT (account_id, external_id) DO NOTHING
-		RETURNING occurred_at, created_at`,
-		ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data, nullTime(ev.OccurredAt),
-		f.DataVersion, f.Source, f.DataContentType, f.Extensions,
-	).Scan(&ev.OccurredAt, &ev.CreatedAt)
+	var row struct {
+		OccurredAt time.Time    `db:"occurred_at"`
+		CreatedAt  time.Time    `db:"created_at"`
+		Deliveries sql.NullTime `db:"deliveries_created_at"`
+		Updated    sql.NullTime `db:"deliveries_updated_at"`
+	}
+	args := append(deliveryArgs(ds), ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data,
+		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions)
+	err := sqlx.GetContext(ctx, q, &row, `WITH ev AS (INSERT INTO events
+			(id, account_id, external_id, type, subject, data, occurred_at,
+			 data_version, source, data_content_type, extensions)
+			VALUES ($13, $14, $15, $16, $17, $18, COALESCE($19, now()), $20, $21, $22, $23)
+			ON CONFLICT (account_id, external_id) DO NOTHING
+			RETURNING occurred_at, created_at),
+		ins AS (`+insertDeliveriesSQL+` WHERE EXISTS (SELECT 1 FROM ev)
+			RETURNING created_at, updated_at)
+		SELECT ev.occurred_at, ev.created_at,
+			(SELECT created_at FROM ins LIMIT 1) AS deliveries_created_at,
+			(SELECT updated_at FROM ins LIMIT 1) AS deliveries_updated_at
+		FROM ev`, args...)
 	if errors.Is(err, sql.ErrNoRows) {
-		res.Duplicate = true
-		return res, loadPublished(ctx, tx, ev.AccountID, ev.ExternalID, &res)
+		return false, nil
 	}
 	if err != nil {
-		return res, fmt.Errorf("store: insert event: %w", err)
+		return false, fmt.Errorf("store: insert event: %w", err)
 	}
-	res.Event = ev
-	res.Deliveries, err = fanOut(ctx, tx, ev)
-	return res, err
+	ev.OccurredAt, ev.CreatedAt = row.OccurredAt, row.CreatedAt
+	insertedTimes{CreatedAt: row.Deliveries, UpdatedAt: row.Updated}.fill(ds)
+	return true, nil
 }
 
 func nullTime(t time.Time) *time.Time {
@@ -116,15 +144,16 @@ func nullTime(t time.Time) *time.Time {
 	return &t
 }
 
-// fanOut inserts one delivery per subscription matching ev's type.
-func fanOut(ctx context.Context, tx *sqlx.Tx, ev Event) ([]Delivery, error) {
+// fanOut is one new delivery of ev per subscription matching its type, in
+// subscription order (none inserted yet).
+func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, error) {
 	var targets []struct {
 		ID         string `db:"id"`
 		EndpointID string `db:"endpoint_id"`
 		Policy     string `db:"policy"`
 		Queue      bool   `db:"queue"`
 	}
-	err := tx.SelectContext(ctx, &targets, `SELECT s.id, s.endpoint_id, s.policy,
+	err := sqlx.SelectContext(ctx, q, &targets, `SELECT s.id, s.endpoint_id, s.policy,
 			(NOT s.active OR a.mode = 'queue') AS queue
 		FROM subscriptions s JOIN accounts a ON a.id = s.account_id
 		WHERE s.account_id = $1 AND s.deleted_at IS NULL
@@ -142,20 +171,17 @@ func fanOut(ctx context.Context, tx *sqlx.Tx, ev Event) ([]Delivery, error) {
 		}
 		out = append(out, d)
 	}
-	if err := insertDeliveries(ctx, tx, out); err != nil {
-		return nil, err
-	}
 	return out, nil
 }
 
-func loadPublished(ctx context.Context, tx *sqlx.Tx, account, externalID string, res *PublishResult) error {
-	err := tx.GetContext(ctx, &res.Event, `SELECT `+eventCols+` FROM events
+func loadPublished(ctx context.Context, q sqlx.QueryerContext, account, externalID string, res *PublishResult) error {
+	err := sqlx.GetContext(ctx, q, &res.Event, `SELECT `+eventCols+` FROM events
 		WHERE account_id = $1 AND external_id = $2`, account, externalID)
 	if err != nil {
 		return notFound(err, "event", externalID)
 	}
 	res.Deliveries = []Delivery{}
-	err = tx.SelectContext(ctx, &res.Deliveries, `SELECT `+deliveryCols+` FROM deliveries
+	err = sqlx.SelectContext(ctx, q, &res.Deliveries, `SELECT `+deliveryCols+` FROM deliveries
 		WHERE event_id = $1 AND previous_id IS NULL ORDER BY created_at, id`, res.Event.ID)
 	if err != nil {
 		return fmt.Errorf("store: load deliveries: %w", err)

@@ -9,14 +9,19 @@ import (
 	"github.com/lib/pq"
 )
 
-// insertDeliveries inserts deliveries of one event (its account, event and
-// type are ds[0]'s) in one statement, however many there are (a row at a
-// time, a fan-out to 200 subscriptions cost 200 round trips), and fills in
-// their times: now() of the transaction, the same for every row.
-func insertDeliveries(ctx context.Context, tx *sqlx.Tx, ds []Delivery) error {
-	if len(ds) == 0 {
-		return nil
-	}
+// insertDeliveriesSQL inserts the deliveries of one event, however many, in
+// one statement (a row at a time, a fan-out to 200 subscriptions cost 200
+// round trips): $1 to $12 are deliveryArgs.
+const insertDeliveriesSQL = `INSERT INTO deliveries
+		(id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
+			workflow_id, started, final_reason, previous_id)
+		SELECT u.id, $2, $3, u.sub, u.ep, $4, u.pol, u.status, u.wf, u.started, u.reason, u.prev
+		FROM unnest($1::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
+			$11::text[], $12::text[]) AS u(id, sub, ep, pol, status, wf, started, reason, prev)`
+
+// deliveryArgs are insertDeliveriesSQL's arguments for ds (one event's: the
+// account, event and type are ds[0]'s).
+func deliveryArgs(ds []Delivery) []any {
 	n := len(ds)
 	ids, subs, eps, pols := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	statuses, wfs, reasons, started := make([]string, n), make([]string, n), make([]string, n), make([]bool, n)
@@ -28,26 +33,42 @@ func insertDeliveries(ctx context.Context, tx *sqlx.Tx, ds []Delivery) error {
 			prevs[i] = sql.NullString{String: *d.PreviousID, Valid: true}
 		}
 	}
-	var times struct {
-		CreatedAt sql.NullTime `db:"created_at"`
-		UpdatedAt sql.NullTime `db:"updated_at"`
+	var first Delivery
+	if n > 0 {
+		first = ds[0]
 	}
-	err := tx.GetContext(ctx, &times, `WITH ins AS (INSERT INTO deliveries
-		(id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
-			workflow_id, started, final_reason, previous_id)
-		SELECT u.id, $2, $3, u.sub, u.ep, $4, u.pol, u.status, u.wf, u.started, u.reason, u.prev
-		FROM unnest($1::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
-			$11::text[], $12::text[]) AS u(id, sub, ep, pol, status, wf, started, reason, prev)
+	return []any{pq.Array(ids), first.AccountID, first.EventID, first.EventType, pq.Array(subs), pq.Array(eps),
+		pq.Array(pols), pq.Array(statuses), pq.Array(wfs), pq.Array(started), pq.Array(reasons), pq.Array(prevs)}
+}
+
+// insertedTimes are the times PostgreSQL gave inserted deliveries: now() of
+// the transaction, the same for every row; null when none was inserted.
+type insertedTimes struct {
+	CreatedAt sql.NullTime `db:"created_at"`
+	UpdatedAt sql.NullTime `db:"updated_at"`
+}
+
+// fill sets the times of ds.
+func (t insertedTimes) fill(ds []Delivery) {
+	for i := range ds {
+		ds[i].CreatedAt, ds[i].UpdatedAt = t.CreatedAt.Time, t.UpdatedAt.Time
+	}
+}
+
+// insertDeliveries inserts deliveries of one event in one statement and
+// fills in their times.
+func insertDeliveries(ctx context.Context, tx *sqlx.Tx, ds []Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	var times insertedTimes
+	err := tx.GetContext(ctx, &times, `WITH ins AS (`+insertDeliveriesSQL+`
 		RETURNING created_at, updated_at)
-		SELECT created_at, updated_at FROM ins LIMIT 1`,
-		pq.Array(ids), ds[0].AccountID, ds[0].EventID, ds[0].EventType, pq.Array(subs), pq.Array(eps),
-		pq.Array(pols), pq.Array(statuses), pq.Array(wfs), pq.Array(started), pq.Array(reasons), pq.Array(prevs))
+		SELECT created_at, updated_at FROM ins LIMIT 1`, deliveryArgs(ds)...)
 	if err != nil {
 		return fmt.Errorf("store: insert deliveries: %w", err)
 	}
-	for i := range ds {
-		ds[i].CreatedAt, ds[i].UpdatedAt = times.CreatedAt.Time, times.UpdatedAt.Time
-	}
+	times.fill(ds)
 	return nil
 }
 
