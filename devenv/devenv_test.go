@@ -1,17 +1,13 @@
 package devenv
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,13 +184,10 @@ func headlessConfig(t *testing.T) TemporalConfig {
 }
 
 func TestTemporal(t *testing.T) {
-	cfg := headlessConfig(t)
-	cfg.Nice = 5
-	tmp := startTemporal(t, cfg)
+	tmp := startTemporal(t, headlessConfig(t))
 	if tmp.UIAddress != "" {
 		t.Errorf("UIAddress = %q, want none when headless", tmp.UIAddress)
 	}
-	assertNice(t, tmp.cmd.Process.Pid, 5)
 	c := dialTemporal(t, tmp)
 	ns, err := c.WorkflowService().DescribeNamespace(t.Context(),
 		&workflowservice.DescribeNamespaceRequest{Namespace: "hookrelay-test"})
@@ -226,29 +219,6 @@ func assertSearchAttributes(t *testing.T, c client.Client, namespace string, nam
 	for _, name := range names {
 		if _, ok := resp.GetCustomAttributes()[name]; !ok {
 			t.Errorf("search attribute %s not registered", name)
-		}
-	}
-}
-
-// assertNice checks, on Linux, that every thread of process pid runs at
-// nice n (field 19 of /proc/<pid>/task/<tid>/stat, after the command name).
-func assertNice(t *testing.T, pid, n int) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		return
-	}
-	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-	if err != nil || len(stats) == 0 {
-		t.Fatalf("threads of %d: %v", pid, err)
-	}
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if fields[16] != strconv.Itoa(n) {
-			t.Errorf("%s: nice %s, want %d", path, fields[16], n)
 		}
 	}
 }

@@ -49,9 +49,6 @@ type TemporalConfig struct {
 	// Output receives the server's stdout and stderr. nil means the file
 	// temporal.log next to DBFile, or a new temporary file when DBFile is "".
 	Output io.Writer
-	// Nice lowers the server's CPU priority by this much (Linux only; 0
-	// leaves it as this process's).
-	Nice int
 }
 
 // Temporal is a running dev server.
@@ -99,11 +96,6 @@ func StartTemporal(ctx context.Context, cfg TemporalConfig, logger *slog.Logger)
 	begin := time.Now()
 	if err := t.launch(cfg); err != nil {
 		return nil, fmt.Errorf("start temporal: %w", err)
-	}
-	if cfg.Nice != 0 {
-		if err := renice(t.cmd.Process.Pid, cfg.Nice); err != nil {
-			logger.Warn("temporal_renice_failed", "error", err)
-		}
 	}
 	if err := t.waitReady(ctx, attrs); err != nil {
 		err = fmt.Errorf("start temporal: %w", err)

@@ -113,7 +113,6 @@ func (a *app) startTemporal(ctx context.Context, dataDir string) (*devenv.Tempor
 		UIPort:           a.cfg.TemporalUIPort,
 		Namespace:        a.cfg.TemporalNamespace,
 		SearchAttributes: workflows.SearchAttributes(),
-		Nice:             devTemporalNice,
 	}, a.logger)
 	if err != nil {
 		return nil, err
@@ -121,9 +120,3 @@ func (a *app) startTemporal(ctx context.Context, dataDir string) (*devenv.Tempor
 	a.cfg.TemporalAddress = t.Address
 	return t, nil
 }
-
-// devTemporalNice lowers the dev server's CPU priority under `hookrelay dev`,
-// where it shares the machine with PostgreSQL and hookrelay: when the CPUs
-// are busy working off a backlog, answering publishers comes first (issue
-// 12, BENCHMARKS.md). On an idle machine it changes nothing.
-const devTemporalNice = 10
