@@ -10,8 +10,7 @@ import (
 )
 
 // validatePath is the route of Event Grid's validationUrl: a capability URL,
-// whose code is its credential, so it is the one route besides the health
-// checks that takes no Authorization header.
+// whose code is its credential, so it is public (no Authorization header).
 const validatePath = "/eventgrid/validate/:id"
 
 // validateByHand validates an Event Grid subscription on a GET of the

@@ -19,7 +19,7 @@ func TestValidationURLByHand(t *testing.T) {
 	t.Parallel()
 	st := testenvStore(t)
 	// As `hookrelay api` serves it: credentials required everywhere else.
-	e := New(&Server{Store: st, Temporal: testenvClient(t), Logger: testenv.Logger(), Auth: Auth{AdminKey: testAdminKey},
+	e := validated(t, &Server{Store: st, Temporal: testenvClient(t), Logger: testenv.Logger(), Auth: Auth{AdminKey: testAdminKey},
 		Starter: testenv.Starter(t, testenvClient(t), st)})
 	name := "manual"
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "https://manual.example/hook", EventTypes: []string{"m"},
