@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -126,6 +127,43 @@ func TestContractCheckCatchesDrift(t *testing.T) {
 			header: jsonHeader, body: []byte(c.body)})
 		if (err == nil) != c.ok {
 			t.Errorf("%s %s %s → %d %s: check says %v, want ok=%v", c.method, c.path, c.reqBody, c.status, c.body, err, c.ok)
+		}
+	}
+}
+
+// TestOpenAPIReadRoutes: the reads no other test makes (backlog, policies,
+// the /v1 pull queue, an Event Grid subscription through /v1) answer 200,
+// so that the contract check validates their answers too.
+func TestOpenAPIReadRoutes(t *testing.T) {
+	t.Parallel()
+	st, c := testenvStore(t), testenvClient(t)
+	e := testAPI(t, st, c)
+	if code, out := call(t, e, http.MethodPut, "/eventgrid/subscriptions/described", egSub("https://eg.example/hook", "")); code != http.StatusCreated {
+		t.Fatalf("Event Grid subscription: %d %v", code, out)
+	}
+	paths := []string{"/v1/backlog", "/v1/policies", "/v1/subscriptions"}
+	_, list := call(t, e, http.MethodGet, "/v1/subscriptions", "")
+	for _, s := range list["subscriptions"].([]any) {
+		paths = append(paths, "/v1/subscriptions/"+s.(map[string]any)["id"].(string))
+	}
+	_, ps := call(t, e, http.MethodGet, "/v1/policies", "")
+	for _, p := range ps["policies"].([]any) {
+		paths = append(paths, "/v1/policies/"+p.(map[string]any)["name"].(string))
+	}
+	if len(paths) < 3+1+5 {
+		t.Fatalf("only %v", paths)
+	}
+	queue := "/v1/notifications/subscriptions/deliveries?where=" + url.QueryEscape("status='queued'")
+	type request struct{ method, path string }
+	reqs := []request{{http.MethodGet, queue}, {http.MethodPut, queue}}
+	for _, p := range paths {
+		reqs = append(reqs, request{http.MethodGet, p})
+	}
+	for _, r := range reqs {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(r.method, r.path, nil))
+		if rec.Code != http.StatusOK {
+			t.Errorf("%s %s: %d %s", r.method, r.path, rec.Code, rec.Body)
 		}
 	}
 }
