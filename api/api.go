@@ -1,6 +1,7 @@
 // Package api is hookrelay's HTTP API, built on Echo: subscriptions, event
 // publishing, deliveries, dead letters and policies under /v1, plus health
-// checks. One error handler turns every error into the same JSON shape.
+// checks. One error handler turns every error into the same JSON shape;
+// api/openapi.json describes /v1 and is served at /v1/openapi.json.
 package api
 
 import (
@@ -56,6 +57,7 @@ func New(s *Server) *echo.Echo {
 	s.registerMetrics(e)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	e.GET(openAPIPath, s.getOpenAPI)
 	v1 := e.Group("/v1", s.requireAccount)
 	v1.POST("/subscriptions", s.createSubscription)
 	v1.GET("/subscriptions", s.listSubscriptions)

@@ -14,8 +14,8 @@ import (
 )
 
 // Auth is how the API knows who is calling. Its zero value is the safe one:
-// every route but the health checks needs credentials, and no admin key
-// exists (so no accounts or keys can be made).
+// every route but the public ones (see public) needs credentials, and no
+// admin key exists (so no accounts or keys can be made).
 type Auth struct {
 	// AdminKey manages accounts and API keys (HOOKRELAY_ADMIN_KEY).
 	AdminKey string
@@ -79,11 +79,11 @@ func parseAuthorization(h string) (org, user string, err error) {
 // authenticate finds who calls: the admin key or an account's API key
 // ("Authorization: Bearer …"), an SAP account's "User …, Organization …"
 // secrets, or, only in open mode, no credentials at all (the default
-// account). Health checks need none; anything else without valid
+// account). Public routes need none; anything else without valid
 // credentials is a 401.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if c.Path() == "/healthz" || c.Path() == "/readyz" || c.Path() == validatePath {
+		if public(c.Path()) {
 			return next(c)
 		}
 		h := c.Request().Header.Get(echo.HeaderAuthorization)
@@ -100,6 +100,17 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// public tells whether the route path needs no credentials: the health
+// checks, the OpenAPI document (no account data in it) and Event Grid's
+// validation URL (a capability URL: its code is the credential).
+func public(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", openAPIPath, validatePath:
+		return true
+	}
+	return false
 }
 
 // identify sets who the Authorization header h names.

@@ -20,7 +20,7 @@ const testAdminKey = "test-admin-key-0123456789abcdef"
 func securedAPI(t *testing.T) (*echo.Echo, *store.Store) {
 	t.Helper()
 	st, c := testenv.Store(t), testenv.Client(t)
-	return New(&Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st),
+	return validated(t, &Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st),
 		Auth: Auth{AdminKey: testAdminKey}, Egress: testenv.Egress()}), st
 }
 
@@ -48,15 +48,15 @@ func errorCode(out map[string]any) string {
 }
 
 // TestEveryRouteNeedsCredentials: every route Echo knows, but the health
-// checks, answers 401 in the JSON shape without credentials or with a bad
-// key, and the health checks answer without.
+// checks and the OpenAPI document, answers 401 in the JSON shape without
+// credentials or with a bad key, and those answer without.
 func TestEveryRouteNeedsCredentials(t *testing.T) {
 	t.Parallel()
 	e, _ := securedAPI(t)
 	n := 0
 	for _, r := range e.Routes() {
 		path := strings.ReplaceAll(pathParam.ReplaceAllString(r.Path, "x"), "*", "x")
-		if path == "/healthz" || path == "/readyz" {
+		if path == "/healthz" || path == "/readyz" || path == "/v1/openapi.json" {
 			if code, _ := send(t, e, r.Method, path, "", ""); code != http.StatusOK {
 				t.Errorf("%s %s without credentials: %d, want 200", r.Method, path, code)
 			}
@@ -169,7 +169,7 @@ func TestKeysIsolateAccounts(t *testing.T) {
 func TestSubscribeRefusesDeniedAddresses(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
-	e := New(&Server{Store: st, Logger: testenv.Logger(), Auth: Auth{Open: true}})
+	e := validated(t, &Server{Store: st, Logger: testenv.Logger(), Auth: Auth{Open: true}})
 	for _, u := range []string{
 		"http://127.0.0.1:8080/v1/events", "http://localhost:8080/v1/events", "http://0.0.0.0:80/",
 		"http://169.254.169.254/latest/meta-data/", "http://[::1]:8080/", "http://[::ffff:169.254.169.254]/",

@@ -7,11 +7,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/hookrelay/hookrelay/eventgrid"
+	"github.com/hookrelay/hookrelay/store"
 )
 
 // validatePath is the route of Event Grid's validationUrl: a capability URL,
-// whose code is its credential, so it is the one route besides the health
-// checks that takes no Authorization header.
+// whose code is its credential, so it is public (no Authorization header).
 const validatePath = "/eventgrid/validate/:id"
 
 // validateByHand validates an Event Grid subscription on a GET of the
@@ -40,4 +40,17 @@ func (s *Server) validateByHand(c echo.Context) error {
 		s.startWaiting(ctx, sub.ID)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"validated": true, "subscription_id": sub.ID})
+}
+
+// withoutValidationCode is a subscription's options without its Event Grid
+// validation code: the code is the validation URL's credential, which only
+// the receiver is to learn (from the handshake). Shown to the account, it
+// would let the account validate a URL whose receiver never agreed.
+func withoutValidationCode(options store.RawJSON) store.RawJSON {
+	eg := eventgrid.Of(options)
+	if eg == nil || eg.ValidationCode == "" {
+		return options
+	}
+	eg.ValidationCode = ""
+	return eventgrid.Options(*eg)
 }

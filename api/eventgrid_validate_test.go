@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/hookrelay/hookrelay/eventgrid"
@@ -19,7 +20,7 @@ func TestValidationURLByHand(t *testing.T) {
 	t.Parallel()
 	st := testenvStore(t)
 	// As `hookrelay api` serves it: credentials required everywhere else.
-	e := New(&Server{Store: st, Temporal: testenvClient(t), Logger: testenv.Logger(), Auth: Auth{AdminKey: testAdminKey},
+	e := validated(t, &Server{Store: st, Temporal: testenvClient(t), Logger: testenv.Logger(), Auth: Auth{AdminKey: testAdminKey},
 		Starter: testenv.Starter(t, testenvClient(t), st)})
 	name := "manual"
 	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "https://manual.example/hook", EventTypes: []string{"m"},
@@ -46,5 +47,30 @@ func TestValidationURLByHand(t *testing.T) {
 	}
 	if code, _ := send(t, e, http.MethodGet, path+"?"+link.RawQuery, "", ""); code != http.StatusNotFound {
 		t.Fatalf("second GET: %d, want 404", code)
+	}
+}
+
+// TestValidationCodeNotShown: the /v1 reads of an Event Grid subscription
+// awaiting its handshake show its validation state but never its code, the
+// validation URL's credential, which only the receiver is to learn.
+func TestValidationCodeNotShown(t *testing.T) {
+	t.Parallel()
+	st, c := testenvStore(t), testenvClient(t)
+	e := testAPI(t, st, c)
+	if code, out := call(t, e, http.MethodPut, "/eventgrid/subscriptions/secretive", cloudSub("https://eg.example/hook")); code != http.StatusCreated {
+		t.Fatalf("subscribe: %d %v", code, out)
+	}
+	sub, err := st.GetSubscriptionByName(context.Background(), store.DefaultAccount, "secretive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validationID(t, st, c, "secretive") // ends the handshake with the test
+	secret := eventgrid.Of(sub.Options).ValidationCode
+	for _, path := range []string{"/v1/subscriptions", "/v1/subscriptions/" + sub.ID} {
+		code, out := call(t, e, http.MethodGet, path, "")
+		if body := mustJSON(t, out); code != http.StatusOK || secret == "" || strings.Contains(body, secret) ||
+			!strings.Contains(body, `"validation":"pending"`) {
+			t.Errorf("GET %s: %d %s, want the pending state without the code %q", path, code, body, secret)
+		}
 	}
 }

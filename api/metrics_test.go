@@ -63,7 +63,7 @@ func TestMetricsMatchTheDatabase(t *testing.T) {
 	apiM, workerM := metrics.New(), metrics.New()
 	apiM.WithSource(st, testenv.Logger())
 	testenv.Worker(t, workerClient(t, workerM), st, worker.Options{HTTPConcurrency: 10, Metrics: workerM})
-	e := New(&Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st),
+	e := validated(t, &Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st),
 		Auth: Auth{AdminKey: testAdminKey, MetricsToken: "scrape-token"}, Egress: testenv.Egress(), Metrics: apiM})
 	ws := httptest.NewServer(workerM.Handler())
 	t.Cleanup(ws.Close)

@@ -28,7 +28,7 @@ type sapHarness struct {
 func newSAPHarness(t *testing.T, st *store.Store, c client.Client) *sapHarness {
 	t.Helper()
 	logger := testenv.Logger()
-	e := New(&Server{Store: st, Temporal: c, Logger: logger, Auth: Auth{Open: true}, Egress: testenv.Egress(),
+	e := validated(t, &Server{Store: st, Temporal: c, Logger: logger, Auth: Auth{Open: true}, Egress: testenv.Egress(),
 		Starter: testenv.Starter(t, c, st)})
 	return &sapHarness{t: t, st: st, e: e}
 }

@@ -105,7 +105,9 @@ func (s *Server) subscriptionView(ctx context.Context, sub store.Subscription) (
 		return listedSubscription{}, err
 	}
 	doc := rules.Doc()
-	return listedSubscription{Subscription: sub, EndpointRules: &doc}, nil
+	view := listed(sub)
+	view.EndpointRules = &doc
+	return view, nil
 }
 
 // listedSubscription is a subscription as reads show it: without its
@@ -120,6 +122,13 @@ type listedSubscription struct {
 	EndpointRules *policies.HealthDoc `json:"endpoint_rules,omitempty"`
 }
 
+// listed is sub as reads show it: without its signing secret, nor an Event
+// Grid validation code (see withoutValidationCode).
+func listed(sub store.Subscription) listedSubscription {
+	sub.Options = withoutValidationCode(sub.Options)
+	return listedSubscription{Subscription: sub}
+}
+
 func (s *Server) listSubscriptions(c echo.Context) error {
 	subs, err := s.Store.ListSubscriptions(c.Request().Context(), account(c))
 	if err != nil {
@@ -127,7 +136,7 @@ func (s *Server) listSubscriptions(c echo.Context) error {
 	}
 	out := make([]listedSubscription, len(subs))
 	for i, sub := range subs {
-		out[i] = listedSubscription{Subscription: sub}
+		out[i] = listed(sub)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"subscriptions": out})
 }

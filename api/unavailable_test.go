@@ -62,7 +62,7 @@ func publishWithKey(e http.Handler, key string) *httptest.ResponseRecorder {
 func TestPublishWhilePostgresIsDown(t *testing.T) {
 	t.Parallel()
 	pg, cfg, st := ownPostgres(t)
-	e := New(&Server{Store: st, Temporal: testenv.Client(t), Logger: testenv.Logger(), Auth: Auth{Open: true},
+	e := validated(t, &Server{Store: st, Temporal: testenv.Client(t), Logger: testenv.Logger(), Auth: Auth{Open: true},
 		Egress: testenv.Egress(), Starter: testenv.Starter(t, testenv.Client(t), st)})
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ import (
 func testAPI(t *testing.T, st *store.Store, c client.Client) *echo.Echo {
 	t.Helper()
 	logger := testenv.Logger()
-	return New(&Server{Store: st, Temporal: c, Logger: logger, Auth: Auth{Open: true}, Egress: testenv.Egress(),
+	return validated(t, &Server{Store: st, Temporal: c, Logger: logger, Auth: Auth{Open: true}, Egress: testenv.Egress(),
 		Starter: testenv.Starter(t, c, st)})
 }
 
