@@ -113,7 +113,7 @@ func (a *Activities) post(ctx context.Context, t store.Target, in workflows.Deli
 	}
 	setHeaders(req, t, in)
 	rec.StartedAt = time.Now()
-	sign(req, t.SigningSecret, t.ExternalID, body, rec.StartedAt)
+	sign(req, t, body, rec.StartedAt)
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		rec.DurationMs = msSince(rec.StartedAt)

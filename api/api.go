@@ -65,6 +65,7 @@ func New(s *Server) *echo.Echo {
 	v1.PATCH("/subscriptions/:id", s.patchSubscription)
 	v1.DELETE("/subscriptions/:id", s.deleteSubscription)
 	v1.POST("/subscriptions/:id/reveal-secret", s.revealSecret)
+	v1.POST("/subscriptions/:id/secret/rotate", s.rotateSecret)
 	v1.POST("/events", s.publish)
 	v1.GET("/events/:id", s.getEvent)
 	v1.GET("/backlog", s.getBacklog)

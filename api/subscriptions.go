@@ -22,6 +22,9 @@ type SubscriptionRequest struct {
 	EventTypes  []string            `json:"event_types"`
 	Policy      string              `json:"policy"`
 	RetryPolicy *policies.Overrides `json:"retry_policy"`
+	// SignatureScheme is store.SchemeHMAC (the default) or
+	// store.SchemeEd25519.
+	SignatureScheme string `json:"signature_scheme"`
 }
 
 // validate checks the request (its URL through checkURL) and resolves its
@@ -40,6 +43,9 @@ func (r *SubscriptionRequest) validate(checkURL func(field, raw string) error) e
 	}
 	if r.Policy == "" {
 		r.Policy = DefaultPolicy
+	}
+	if err := checkScheme(&r.SignatureScheme); err != nil {
+		return err
 	}
 	var o policies.Overrides
 	if r.RetryPolicy != nil {
@@ -82,7 +88,7 @@ func (s *Server) createSubscription(c echo.Context) error {
 	}
 	sub := store.Subscription{
 		AccountID: account(c), URL: req.URL, EventTypes: req.EventTypes,
-		Policy: req.Policy, RetryPolicy: overrides, Active: true,
+		Policy: req.Policy, RetryPolicy: overrides, Active: true, SignatureScheme: req.SignatureScheme,
 	}
 	ctx := c.Request().Context()
 	if err := s.Store.CreateSubscription(ctx, &sub); err != nil {
@@ -92,7 +98,7 @@ func (s *Server) createSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view.SigningSecret = sub.SigningSecret // shown once, at creation
+	view.SigningSecret = shownSecret(sub) // shown once, at creation
 	return c.JSON(http.StatusCreated, view)
 }
 
@@ -111,8 +117,9 @@ func (s *Server) subscriptionView(ctx context.Context, sub store.Subscription) (
 }
 
 // listedSubscription is a subscription as reads show it: without its
-// signing secret, which only its creation and an explicit reveal
-// (POST /v1/subscriptions/{id}/reveal-secret) show.
+// signing secret, which only its creation, a rotation and an explicit reveal
+// (POST /v1/subscriptions/{id}/reveal-secret) show (an Ed25519 private key
+// not even they: its public key is in every read).
 // The empty outer field shadows the embedded one and is omitted.
 type listedSubscription struct {
 	store.Subscription
@@ -154,11 +161,12 @@ func (s *Server) getSubscription(c echo.Context) error {
 }
 
 // revealSecret shows a subscription's signing secret, on an explicit call of
-// its own (a POST, so that no cache or log of GETs keeps it).
+// its own (a POST, so that no cache or log of GETs keeps it); for an Ed25519
+// subscription, its public key.
 func (s *Server) revealSecret(c echo.Context) error {
 	sub, err := s.Store.GetSubscription(c.Request().Context(), account(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"id": sub.ID, "signing_secret": sub.SigningSecret})
+	return c.JSON(http.StatusOK, keyView(sub))
 }

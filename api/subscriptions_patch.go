@@ -20,11 +20,19 @@ type SubscriptionPatch struct {
 	Policy      *string             `json:"policy"`
 	RetryPolicy *policies.Overrides `json:"retry_policy"`
 	Active      *bool               `json:"active"`
+	// SignatureScheme may only repeat the subscription's scheme: a new one
+	// needs a new key, which POST /v1/subscriptions/{id}/secret/rotate makes
+	// and shows.
+	SignatureScheme *string `json:"signature_scheme"`
 }
 
 // apply merges p into sub and checks the result as a creation is checked.
 func (p SubscriptionPatch) apply(sub *store.Subscription, checkURL func(field, raw string) error) error {
-	req := SubscriptionRequest{URL: sub.URL, EventTypes: sub.EventTypes, Policy: sub.Policy}
+	req := SubscriptionRequest{URL: sub.URL, EventTypes: sub.EventTypes, Policy: sub.Policy,
+		SignatureScheme: sub.SignatureScheme}
+	if err := p.sameScheme(sub); err != nil {
+		return err
+	}
 	if len(sub.RetryPolicy) > 0 && string(sub.RetryPolicy) != "{}" {
 		var o policies.Overrides
 		if err := json.Unmarshal(sub.RetryPolicy, &o); err == nil {
@@ -55,6 +63,19 @@ func (p SubscriptionPatch) apply(sub *store.Subscription, checkURL func(field, r
 		sub.Active = *p.Active
 	}
 	return nil
+}
+
+// sameScheme refuses a signature_scheme other than sub's: a new scheme needs
+// a new key, which a rotation makes and shows.
+func (p SubscriptionPatch) sameScheme(sub *store.Subscription) error {
+	if p.SignatureScheme == nil || *p.SignatureScheme == sub.SignatureScheme {
+		return nil
+	}
+	scheme := *p.SignatureScheme
+	if err := checkScheme(&scheme); err != nil {
+		return err
+	}
+	return invalid("signature_scheme", `signature_scheme changes with a new key: POST /v1/subscriptions/%s/secret/rotate with {"signature_scheme": %q}`, sub.ID, scheme)
 }
 
 // patchSubscription changes a /v1 subscription; Event Grid's are changed

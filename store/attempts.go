@@ -27,6 +27,9 @@ type Target struct {
 	EndpointID       string          `db:"endpoint_id"`
 	EndpointState    string          `db:"state"`
 	SigningSecret    string          `db:"signing_secret"`
+	// PreviousSigningSecret is the secret a rotation replaced while its
+	// overlap lasts (by the database's clock, which set its end), else "".
+	PreviousSigningSecret string `db:"previous_signing_secret"`
 	// Event Grid and CloudEvents fields (migration 00004).
 	DataVersion     string  `db:"data_version"`
 	Source          string  `db:"source"`
@@ -49,6 +52,8 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	err := s.db.GetContext(ctx, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
 			s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
+			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END
+				AS previous_signing_secret,
 			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at,
 			`+limitCols+`
 		FROM deliveries d

@@ -63,20 +63,35 @@ type Subscription struct {
 	RetryPolicy RawJSON        `db:"retry_policy" json:"retry_policy"`
 	Active      bool           `db:"active" json:"active"`
 	Options     RawJSON        `db:"options" json:"options,omitempty"`
-	// SigningSecret signs every delivery (see activities.Sign).
-	SigningSecret string    `db:"signing_secret" json:"signing_secret"`
-	CreatedAt     time.Time `db:"created_at" json:"created_at"`
-	UpdatedAt     time.Time `db:"updated_at" json:"updated_at"`
+	// SigningSecret signs every delivery (see activities.Signature): a
+	// whsec_ secret (SchemeHMAC) or a whsk_ private key (SchemeEd25519).
+	SigningSecret string `db:"signing_secret" json:"signing_secret"`
+	// SignatureScheme is SchemeHMAC or SchemeEd25519 (store/signing.go).
+	SignatureScheme string `db:"signature_scheme" json:"signature_scheme"`
+	// SigningPublicKey is an Ed25519 subscription's whpk_ public key.
+	SigningPublicKey string `db:"signing_public_key" json:"signing_public_key,omitempty"`
+	// PreviousSigningSecret is the secret a rotation replaced, which also
+	// signs until PreviousSecretExpiresAt; never shown.
+	PreviousSigningSecret   string     `db:"previous_signing_secret" json:"-"`
+	PreviousSecretExpiresAt *time.Time `db:"previous_secret_expires_at" json:"previous_secret_expires_at,omitempty"`
+	CreatedAt               time.Time  `db:"created_at" json:"created_at"`
+	UpdatedAt               time.Time  `db:"updated_at" json:"updated_at"`
 }
 
 const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy, signing_secret,
+	signature_scheme, signing_public_key, previous_signing_secret, previous_secret_expires_at,
 	retry_policy, active, options, created_at, updated_at`
 
 // CreateSubscription stores sub, creating its endpoint (one per URL within
-// the account) if needed. It fills in ID, EndpointID and the times.
+// the account) if needed. It fills in ID, EndpointID, the times and a new
+// signing key of sub.SignatureScheme (SchemeHMAC when empty).
 func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error {
 	if sub.ID == "" {
 		sub.ID = NewID("sub")
+	}
+	scheme := sub.SignatureScheme
+	if scheme == "" {
+		scheme = SchemeHMAC
 	}
 	if len(sub.RetryPolicy) == 0 {
 		sub.RetryPolicy = RawJSON("{}")
@@ -90,14 +105,20 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 			return err
 		}
 		sub.EndpointID = epID
-		err = tx.QueryRowxContext(ctx, `INSERT INTO subscriptions
+		err = tx.GetContext(ctx, sub, `INSERT INTO subscriptions
 			(id, account_id, endpoint_id, name, url, event_types, policy, retry_policy, active, options)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-			RETURNING created_at, updated_at, signing_secret`,
+			RETURNING `+subscriptionCols,
 			sub.ID, sub.AccountID, sub.EndpointID, sub.Name, sub.URL, sub.EventTypes,
-			sub.Policy, sub.RetryPolicy, sub.Active, sub.Options,
-		).Scan(&sub.CreatedAt, &sub.UpdatedAt, &sub.SigningSecret)
-		return uniqueConflict(err, "subscription")
+			sub.Policy, sub.RetryPolicy, sub.Active, sub.Options)
+		if err := uniqueConflict(err, "subscription"); err != nil {
+			return err
+		}
+		if sub.SignatureScheme == scheme {
+			return nil
+		}
+		// Not the column default's scheme: a new key of its own, no overlap.
+		return setKey(ctx, tx, sub, scheme, false, 0)
 	})
 }
 
