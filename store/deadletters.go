@@ -30,12 +30,13 @@ const deadLetterCols = `l.id, l.account_id, l.delivery_id, l.event_id, e.externa
 	l.subscription_id, l.endpoint_id, l.reason, l.last_status_code, l.last_error, l.attempts,
 	l.created_at, l.redriven_at, l.redrive_delivery_id`
 
-// DeadLetterFilter narrows ListDeadLetters (its Status is not used).
+// DeadLetterFilter narrows ListDeadLetters (its Status, Type and Ended are
+// not used).
 type DeadLetterFilter = ListFilter
 
 // ListDeadLetters returns the account's dead letters matching f, oldest first.
 func (s *Store) ListDeadLetters(ctx context.Context, account string, f DeadLetterFilter) ([]DeadLetter, error) {
-	f.Status = ""
+	f.Status, f.Type, f.Ended = "", "", false
 	where, args := f.where("l", "dead_letters", account)
 	q := `SELECT ` + deadLetterCols + ` FROM dead_letters l JOIN events e ON e.id = l.event_id
 		WHERE ` + where + fmt.Sprintf(` ORDER BY l.created_at, l.id LIMIT $%d`, len(args))

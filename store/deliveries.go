@@ -150,39 +150,6 @@ func (s *Store) GetDelivery(ctx context.Context, account, id string) (Delivery, 
 	return d, nil
 }
 
-// FollowUp creates a fresh delivery of prev's event to prev's subscription,
-// linked to prev (a redrive or a manual retry). prev must be finished. A
-// redrive claims prev's dead letter: one already redriven (or retried) is an
-// ErrConflict and creates nothing, so repeating a redrive is harmless. A
-// retry marks the dead letter, if any and not yet redriven, as redriven by it.
-func (s *Store) FollowUp(ctx context.Context, prev Delivery, redrive bool) (Delivery, error) {
-	if !prev.Status.IsFinal() {
-		return Delivery{}, fmt.Errorf("delivery %s is still %s: %w", prev.ID, prev.Status, ErrConflict)
-	}
-	d := followUp(prev)
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := noFollowUpInFlight(ctx, tx, prev.ID); err != nil {
-			return err
-		}
-		if err := insertDelivery(ctx, tx, &d); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE dead_letters SET redriven_at = now(),
-			redrive_delivery_id = $2 WHERE delivery_id = $1 AND redrive_delivery_id IS NULL`, prev.ID, d.ID)
-		if err != nil {
-			return fmt.Errorf("store: mark dead letter redriven: %w", err)
-		}
-		if n, _ := res.RowsAffected(); redrive && n == 0 {
-			return fmt.Errorf("dead letter of delivery %s was already redriven: %w", prev.ID, ErrConflict)
-		}
-		return nil
-	})
-	if err != nil {
-		return Delivery{}, err
-	}
-	return d, nil
-}
-
 // EventDetail is an event with each of its deliveries and their attempts.
 type EventDetail struct {
 	Event      Event            `json:"event"`
@@ -240,22 +207,3 @@ func newDelivery(of Delivery, prev *Delivery) Delivery {
 // followUp is a fresh delivery of prev's event to prev's subscription, linked
 // to prev: a redrive, a retry or a redelivery.
 func followUp(prev Delivery) Delivery { return newDelivery(prev, &prev) }
-
-// noFollowUpInFlight refuses a second follow-up of prev while one is still in
-// flight (one retry at a time per delivery). It locks prev's row, so two
-// concurrent follow-ups of prev are taken one after the other.
-func noFollowUpInFlight(ctx context.Context, tx *sqlx.Tx, prevID string) error {
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE`, prevID); err != nil {
-		return fmt.Errorf("store: lock delivery %s: %w", prevID, err)
-	}
-	var inFlight []string
-	err := tx.SelectContext(ctx, &inFlight, `SELECT id FROM deliveries
-		WHERE previous_id = $1 AND status IN `+inFlightSQL+` LIMIT 1`, prevID)
-	if err != nil {
-		return fmt.Errorf("store: follow-ups of %s: %w", prevID, err)
-	}
-	if len(inFlight) > 0 {
-		return fmt.Errorf("delivery %s already has a retry in flight (%s): %w", prevID, inFlight[0], ErrConflict)
-	}
-	return nil
-}

@@ -7,14 +7,18 @@ import (
 	"time"
 )
 
-// ListFilter narrows a list of dead letters or deliveries. Empty fields match
-// everything. After is the cursor: the id of the last row of the previous
-// page; Limit bounds the page.
+// ListFilter narrows a list of dead letters, deliveries or events. Empty
+// fields match everything. Type matches a table's type column (events).
+// Since and Until bound created_at, or finished_at when Ended is set (when a
+// delivery ended). After is the cursor: the id of the last row of the
+// previous page; Limit bounds the page.
 type ListFilter struct {
 	SubscriptionID string
 	EndpointID     string
 	Status         string
+	Type           string
 	Since, Until   time.Time
+	Ended          bool
 	After          string
 	Limit          int
 }
@@ -37,11 +41,18 @@ func (f ListFilter) where(alias, table, account string) (string, []any) {
 	if f.Status != "" {
 		add("status = $%d", f.Status)
 	}
+	if f.Type != "" {
+		add("type = $%d", f.Type)
+	}
+	at := "created_at"
+	if f.Ended {
+		at = "finished_at"
+	}
 	if !f.Since.IsZero() {
-		add("created_at >= $%d", f.Since)
+		add(at+" >= $%d", f.Since)
 	}
 	if !f.Until.IsZero() {
-		add("created_at < $%d", f.Until)
+		add(at+" < $%d", f.Until)
 	}
 	if f.After != "" {
 		args = append(args, f.After)
@@ -51,14 +62,41 @@ func (f ListFilter) where(alias, table, account string) (string, []any) {
 	return strings.Join(conds, " AND "), append(args, f.Limit)
 }
 
-// ListDeliveries returns the account's deliveries matching f, oldest first.
+// ListDeliveries returns the account's deliveries matching f, oldest first
+// (its Type is not used).
 func (s *Store) ListDeliveries(ctx context.Context, account string, f ListFilter) ([]Delivery, error) {
+	f.Type = ""
 	where, args := f.where("d", "deliveries", account)
 	q := `SELECT ` + prefixed("d", deliveryCols) + ` FROM deliveries d WHERE ` + where +
 		fmt.Sprintf(` ORDER BY d.created_at, d.id LIMIT $%d`, len(args))
 	out := []Delivery{}
 	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("store: list deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// EventSummary is an event as a list shows it: without its data (read one
+// event for its data and deliveries).
+type EventSummary struct {
+	ID         string    `db:"id" json:"-"`
+	ExternalID string    `db:"external_id" json:"id"`
+	Type       string    `db:"type" json:"type"`
+	Subject    string    `db:"subject" json:"subject,omitempty"`
+	OccurredAt time.Time `db:"occurred_at" json:"time"`
+	CreatedAt  time.Time `db:"created_at" json:"created_at"`
+}
+
+// ListEvents returns the account's events matching f (type, since, until on
+// their creation), oldest first.
+func (s *Store) ListEvents(ctx context.Context, account string, f ListFilter) ([]EventSummary, error) {
+	f.SubscriptionID, f.EndpointID, f.Status, f.Ended = "", "", "", false
+	where, args := f.where("e", "events", account)
+	q := `SELECT e.id, e.external_id, e.type, e.subject, e.occurred_at, e.created_at FROM events e WHERE ` +
+		where + fmt.Sprintf(` ORDER BY e.created_at, e.id LIMIT $%d`, len(args))
+	out := []EventSummary{}
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+		return nil, fmt.Errorf("store: list events: %w", err)
 	}
 	return out, nil
 }
