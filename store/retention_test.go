@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -310,5 +311,43 @@ func TestPruneNothingWithoutRetention(t *testing.T) {
 	}
 	if e.count("events", "id", event) != 1 || e.count("dead_letters", "delivery_id", ds[0].ID) != 1 {
 		t.Fatal("rows went without a retention")
+	}
+}
+
+// TestPruneBatches: an Event Grid batch goes with the last of its
+// deliveries; one with a delivery still in flight stays, and so does that
+// delivery.
+func TestPruneBatches(t *testing.T) {
+	e := newRetentionEnv(t)
+	batching := eventgrid.Settings{Mode: eventgrid.ModeEdge, Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 2}
+	sub := putEG(t, e.st, "batching", "b", batching)
+	claim := func(ids ...string) []store.Delivery {
+		var ds []store.Delivery
+		for _, id := range ids {
+			d := publishType(t, e.st, id, "b")
+			e.exec(`UPDATE events SET created_at = now() - $2 * interval '1 second' WHERE id = $1`, d.EventID, 40*day)
+			ds = append(ds, d)
+		}
+		b, err := e.st.ClaimBatch(e.ctx, store.BatchClaim{SubscriptionID: sub.ID, MaxEvents: 2})
+		if err != nil || len(b.DeliveryIDs) != 2 {
+			t.Fatalf("claim: %+v %v", b, err)
+		}
+		return ds
+	}
+	done := claim("d1", "d2")
+	open := claim("o1", "o2")
+	for _, d := range append(done, open[0]) {
+		e.finish(d, policies.StatusDelivered, 40*day)
+	}
+	e.age(open[1].ID, 40*day)
+	if p := e.prune(); p != (store.Pruned{Deliveries: 3, Batches: 1, Events: 3}) {
+		t.Fatalf("pruned %+v, want 3 deliveries, 1 batch, 3 events", p)
+	}
+	var batches int
+	if err := e.st.DB().GetContext(e.ctx, &batches, `SELECT count(*) FROM eventgrid_batches`); err != nil || batches != 1 {
+		t.Fatalf("%d batches left (%v), want the one in flight", batches, err)
+	}
+	if e.count("deliveries", "id", open[1].ID) != 1 || e.count("events", "id", open[1].EventID) != 1 {
+		t.Fatal("the delivery in flight or its event was pruned")
 	}
 }
