@@ -75,6 +75,32 @@ func (e retentionEnv) finish(d store.Delivery, status policies.Status, age time.
 	e.age(d.ID, age)
 }
 
+// deadLetter dead-letters d and dates it, and its dead letter, age ago.
+func (e retentionEnv) deadLetter(d store.Delivery, age time.Duration) {
+	e.t.Helper()
+	e.finish(d, policies.StatusDeadLettered, age)
+	e.exec(`UPDATE dead_letters SET created_at = now() - $2 * interval '1 second' WHERE delivery_id = $1`, d.ID, age)
+}
+
+// inFlight puts d, with one attempt made, in status (retrying with a second
+// attempt open, or waiting) and dates it age ago.
+func (e retentionEnv) inFlight(d store.Delivery, status policies.Status, age time.Duration) {
+	e.t.Helper()
+	e.attempt(d, 0, true)
+	var err error
+	if status == policies.StatusWaiting {
+		_, err = e.st.SetWaiting(e.ctx, d.ID)
+	} else {
+		e.attempt(d, 1, false)
+		next := time.Now().Add(time.Hour)
+		err = e.st.SetInFlight(e.ctx, d.ID, status, &next)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.age(d.ID, age)
+}
+
 // age dates d's creation, last change and ending (if it ended) age ago.
 func (e retentionEnv) age(id string, age time.Duration) {
 	e.t.Helper()
@@ -147,21 +173,11 @@ func TestPruneKeepsWhatIsUnderWay(t *testing.T) {
 	e.attempt(recent[0], 0, true)
 	e.finish(recent[0], policies.StatusDelivered, day)
 	retryingEvent, retrying := e.publish("retrying", "t", 40*day)
-	e.attempt(retrying[0], 0, true)
-	e.attempt(retrying[0], 1, false)
-	next := time.Now().Add(time.Hour)
-	if err := e.st.SetInFlight(e.ctx, retrying[0].ID, policies.StatusRetrying, &next); err != nil {
-		t.Fatal(err)
-	}
-	e.age(retrying[0].ID, 40*day)
+	e.inFlight(retrying[0], policies.StatusRetrying, 40*day)
 	pendingEvent, pending := e.publish("pending", "t", 40*day)
 	e.age(pending[0].ID, 40*day)
 	waitingEvent, waiting := e.publish("waiting", "t", 40*day)
-	e.attempt(waiting[0], 0, true)
-	if _, err := e.st.SetWaiting(e.ctx, waiting[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	e.age(waiting[0].ID, 40*day)
+	e.inFlight(waiting[0], policies.StatusWaiting, 40*day)
 	queuedEvent, queued := e.publish("queued", "q", 40*day)
 	if queued[0].Status != policies.StatusQueued {
 		t.Fatalf("delivery to an inactive subscription is %s, want queued", queued[0].Status)
@@ -202,15 +218,12 @@ func TestPruneDeadLettersByTheirOwnRetention(t *testing.T) {
 	e.subscribe("dl", "t", true)
 	keptEvent, kept := e.publish("kept", "t", 60*day)
 	e.attempt(kept[0], 0, true)
-	e.finish(kept[0], policies.StatusDeadLettered, 60*day)
-	e.exec(`UPDATE dead_letters SET created_at = now() - $2 * interval '1 second' WHERE delivery_id = $1`, kept[0].ID, 60*day)
+	e.deadLetter(kept[0], 60*day)
 	goneEvent, gone := e.publish("gone", "t", 100*day)
 	e.attempt(gone[0], 0, true)
-	e.finish(gone[0], policies.StatusDeadLettered, 100*day)
-	e.exec(`UPDATE dead_letters SET created_at = now() - $2 * interval '1 second' WHERE delivery_id = $1`, gone[0].ID, 100*day)
+	e.deadLetter(gone[0], 100*day)
 	redrivenEvent, redriven := e.publish("redriven", "t", 100*day)
-	e.finish(redriven[0], policies.StatusDeadLettered, 100*day)
-	e.exec(`UPDATE dead_letters SET created_at = now() - $2 * interval '1 second' WHERE delivery_id = $1`, redriven[0].ID, 100*day)
+	e.deadLetter(redriven[0], 100*day)
 	prev, err := e.st.GetDelivery(e.ctx, store.DefaultAccount, redriven[0].ID)
 	if err != nil {
 		t.Fatal(err)
@@ -240,6 +253,25 @@ func TestPruneDeadLettersByTheirOwnRetention(t *testing.T) {
 	}
 }
 
+// redelivered publishes an event to the inactive subscription "q", 50 days
+// ago, redelivers its queued delivery, and dates the redelivery 45 days ago
+// and the fresh delivery's ending 40 days ago. The two refer to each other.
+func (e retentionEnv) redelivered() (event, queued, redelivery string) {
+	e.t.Helper()
+	event, ds := e.publish("redelivered", "q", 50*day)
+	w, err := where.Parse("status = 'queued'")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res, err := e.st.Redeliver(e.ctx, store.DefaultAccount, w)
+	if err != nil || len(res.Deliveries) != 1 {
+		e.t.Fatalf("redeliver: %+v %v", res, err)
+	}
+	e.age(ds[0].ID, 45*day)
+	e.finish(res.Deliveries[0], policies.StatusDelivered, 40*day)
+	return event, ds[0].ID, res.Deliveries[0].ID
+}
+
 // TestPruneDeliveriesThatReferToOneAnother: a delivery and its retry, and a
 // queued delivery and its redelivery (which refer to each other), go
 // together once all of them ended long enough ago; one event's delivery to
@@ -263,17 +295,7 @@ func TestPruneDeliveriesThatReferToOneAnother(t *testing.T) {
 	}
 	e.attempt(retry, 0, true)
 	e.finish(retry, policies.StatusDelivered, 40*day)
-	redeliveredEvent, queued := e.publish("redelivered", "q", 50*day)
-	w, err := where.Parse("status = 'queued'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.st.Redeliver(e.ctx, store.DefaultAccount, w)
-	if err != nil || len(res.Deliveries) != 1 {
-		t.Fatalf("redeliver: %+v %v", res, err)
-	}
-	e.age(queued[0].ID, 45*day)
-	e.finish(res.Deliveries[0], policies.StatusDelivered, 40*day)
+	redeliveredEvent, queued, redelivery := e.redelivered()
 	splitEvent, split := e.publish("split", "t", 50*day)
 	e.finish(split[0], policies.StatusDelivered, 50*day)
 	e.age(split[1].ID, 50*day)
@@ -285,7 +307,7 @@ func TestPruneDeliveriesThatReferToOneAnother(t *testing.T) {
 	}
 	e.want(false, retriedEvent, retried[0].ID, retried[1].ID, retry.ID)
 	e.want(false, redeliveredEvent)
-	for _, id := range []string{queued[0].ID, res.Deliveries[0].ID, split[0].ID} {
+	for _, id := range []string{queued, redelivery, split[0].ID} {
 		if e.count("deliveries", "id", id) != 0 {
 			t.Errorf("delivery %s was kept", id)
 		}
@@ -304,8 +326,7 @@ func TestPruneNothingWithoutRetention(t *testing.T) {
 	e := newRetentionEnv(t)
 	e.subscribe("s", "t", true)
 	event, ds := e.publish("e", "t", 400*day)
-	e.finish(ds[0], policies.StatusDeadLettered, 400*day)
-	e.exec(`UPDATE dead_letters SET created_at = now() - $2 * interval '1 second' WHERE delivery_id = $1`, ds[0].ID, 400*day)
+	e.deadLetter(ds[0], 400*day)
 	if p, err := e.st.Prune(e.ctx, store.Retention{}); err != nil || p != (store.Pruned{}) {
 		t.Fatalf("pruned %+v (%v)", p, err)
 	}

@@ -59,7 +59,7 @@ func reportPruned(ctx context.Context, logger *slog.Logger, opts Options, p stor
 		return
 	}
 	logger.InfoContext(ctx, "retention_pruned", "dead_letters", p.DeadLetters, "deliveries", p.Deliveries,
-		"attempts", p.Attempts, "batches", p.Batches, "events", p.Events)
+		"attempts", p.Attempts, "eventgrid_batches", p.Batches, "events", p.Events)
 	for table, n := range map[string]int64{"dead_letters": p.DeadLetters, "deliveries": p.Deliveries,
 		"attempts": p.Attempts, "eventgrid_batches": p.Batches, "events": p.Events} {
 		opts.Metrics.Pruned(table, n)
