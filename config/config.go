@@ -30,7 +30,7 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency}
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvRetention, EnvDeadLetterRetention}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -68,6 +68,8 @@ type Config struct {
 	// WorkerConcurrency bounds the attempts in flight on each of a worker's
 	// delivery queues (HOOKRELAY_WORKER_CONCURRENCY, default 200).
 	WorkerConcurrency int
+	// Retention is how long the worker keeps what finished.
+	Retention Retention
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -98,6 +100,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.loadMetrics(getenv)
 	if err := c.loadTemporal(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadRetention(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

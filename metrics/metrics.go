@@ -33,6 +33,7 @@ type Metrics struct {
 	firstAttemptLag    prometheus.Histogram
 	publishToDelivered prometheus.Histogram
 	sweeperStarts      prometheus.Counter
+	pruned             *prometheus.CounterVec
 	registerErrors     prometheus.Counter
 }
 
@@ -62,7 +63,9 @@ func New() *Metrics {
 			Help: "From a delivery's creation (its publication) to the start of its first attempt.", Buckets: latencyBuckets})).(prometheus.Histogram),
 		publishToDelivered: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "publish_to_delivered_seconds",
 			Help: "From a delivery's creation to its being delivered.", Buckets: latencyBuckets})).(prometheus.Histogram),
-		sweeperStarts:  counter("sweeper_starts_total", "Deliveries the sweeper started (their first start had failed or was lost)."),
+		sweeperStarts: counter("sweeper_starts_total", "Deliveries the sweeper started (their first start had failed or was lost)."),
+		pruned: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "pruned_rows_total",
+			Help: "Rows retention deleted, by table."}, []string{"table"})).(*prometheus.CounterVec),
 		registerErrors: counter("temporal_metric_errors_total", "Temporal SDK metrics that could not be registered (a clash of names)."),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -127,5 +130,12 @@ func (m *Metrics) Attempt(success bool, errorKind string, d time.Duration, first
 func (m *Metrics) SweeperStarted(n int) {
 	if m != nil {
 		m.sweeperStarts.Add(float64(n))
+	}
+}
+
+// Pruned counts n rows of table that retention deleted.
+func (m *Metrics) Pruned(table string, n int64) {
+	if m != nil && n > 0 {
+		m.pruned.WithLabelValues(table).Add(float64(n))
 	}
 }

@@ -25,6 +25,12 @@ var InFlightStatuses = []Status{StatusPending, StatusRetrying, StatusWaiting}
 // FinalStatuses are the statuses that end a delivery.
 var FinalStatuses = []Status{StatusDelivered, StatusDeadLettered, StatusDropped, StatusQueued, StatusRedelivered}
 
+// EndedStatuses are the final statuses after which nothing more happens to a
+// delivery: all but queued, since a queued delivery still waits to be pulled
+// or redelivered (POLICIES.md §sap). Retention deletes only these
+// (store.Prune).
+var EndedStatuses = []Status{StatusDelivered, StatusDeadLettered, StatusDropped, StatusRedelivered}
+
 // IsFinal reports whether s ends a delivery.
 func (s Status) IsFinal() bool {
 	for _, f := range FinalStatuses {

@@ -28,7 +28,7 @@ type Options struct {
 	// HTTPConcurrency bounds the attempts in flight on each delivery queue.
 	HTTPConcurrency int
 	// SweepInterval is how often unstarted deliveries are looked for; zero
-	// turns the sweeper off, and the hourly pruning of old endpoint buckets.
+	// turns the sweeper off, and the hourly pruning (Prune).
 	SweepInterval time.Duration
 	// EdgeDefaults are the IoT Edge limits from the environment
 	// (POLICIES.md §eventgrid-edge).
@@ -45,6 +45,12 @@ type Options struct {
 	// PublicURL is the API's address from outside (HOOKRELAY_PUBLIC_URL),
 	// for Event Grid's validationUrl.
 	PublicURL string
+	// Retention is how long deliveries that ended, their attempts and
+	// their events are kept (HOOKRELAY_RETENTION); zero keeps them forever.
+	Retention time.Duration
+	// DeadLetterRetention is how long dead letters are kept
+	// (HOOKRELAY_DEAD_LETTER_RETENTION); zero keeps them forever.
+	DeadLetterRetention time.Duration
 }
 
 // Queues are the task queues the options name.
@@ -113,7 +119,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	acts.StartDeliveries = s.Start
 	if opts.SweepInterval > 0 {
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
-		go pruneBuckets(ctx, st, logger)
+		go prune(ctx, st, logger, opts)
 		go reportBacklog(ctx, st, logger)
 	}
 	return stop, nil

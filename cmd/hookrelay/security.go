@@ -75,5 +75,6 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts.Egress = a.guard(dev)
 	opts.Metrics = a.metrics
 	opts.PublicURL = a.cfg.PublicURL
+	opts.Retention, opts.DeadLetterRetention = a.cfg.Retention.Finished, a.cfg.Retention.DeadLetters
 	return opts
 }
