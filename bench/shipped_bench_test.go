@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,13 +70,15 @@ func (r *shippedRun) run() {
 	startBaselineWorker(r.b, r.c)
 	subscribe(r.b, r.dev.api, "bench", r.rcv.url+"/hook")
 	r.direct()
-	r.saturated()
-	for _, rate := range shippedRates {
-		r.paced(rate)
+	for _, p := range []struct {
+		name string
+		run  func()
+	}{{"saturated", r.saturated}, {"paced", r.pacedAll}, {"fanout", r.fanOut},
+		{"histories", r.histories}, {"overload", r.overload}} {
+		if phaseWanted(p.name) {
+			p.run()
+		}
 	}
-	r.fanOut()
-	r.histories()
-	r.overload()
 	r.extra["total"] = time.Since(begin).Round(time.Second).String()
 	r.summary()
 }
@@ -135,6 +138,21 @@ func (r *shippedRun) saturated() {
 	r.phase("hookrelay saturated", limit, func() []shot {
 		return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay("hr-sat"))
 	})
+}
+
+// phaseWanted says whether HOOKRELAY_BENCH_PHASES (a comma-separated list
+// of saturated, paced, fanout, histories, overload; empty: all) names the
+// phase. A partial run is for trying a change quickly; the figures in
+// BENCHMARKS.md come from whole runs.
+func phaseWanted(name string) bool {
+	list := os.Getenv("HOOKRELAY_BENCH_PHASES")
+	return list == "" || slices.Contains(strings.Split(list, ","), name)
+}
+
+func (r *shippedRun) pacedAll() {
+	for _, rate := range shippedRates {
+		r.paced(rate)
+	}
 }
 
 func (r *shippedRun) paced(rate float64) {
