@@ -46,7 +46,23 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	}
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
-	return resultOf(rec, c), nil
+	res := resultOf(rec, c)
+	if in.FinishDelivered && rec.Success {
+		res.Finished = a.finishDelivered(ctx, in.DeliveryID)
+	}
+	return res, nil
+}
+
+// finishDelivered records a delivery whose attempt just succeeded as
+// delivered, as Finish does. A failure is logged, not returned: the attempt
+// was made, and the workflow, told it is not Finished, runs Finish itself.
+func (a *Activities) finishDelivered(ctx context.Context, deliveryID string) bool {
+	_, err := a.Finish(ctx, workflows.FinishInput{DeliveryID: deliveryID, Status: policies.StatusDelivered})
+	if err != nil {
+		a.Logger.WarnContext(ctx, "finish_in_attempt_failed", "delivery_id", deliveryID, "error", err)
+		return false
+	}
+	return true
 }
 
 // send makes one request carrying body for the deliveries ids (one, or a

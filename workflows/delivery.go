@@ -45,21 +45,28 @@ type DeliveryResult struct {
 // delivered, dead-lettered, dropped or queued.
 func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d := &delivery{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.DeliveryID)}, in: in}
-	v := workflow.GetVersion(ctx, changeLocalBookkeeping, workflow.DefaultVersion, versionLocalFirstAttempt)
+	v := workflow.GetVersion(ctx, changeLocalBookkeeping, workflow.DefaultVersion, versionFinishInAttempt)
 	d.localBookkeeping = v >= 1
 	d.localFirstAttempt = v >= versionLocalFirstAttempt
+	d.finishInAttempt = v >= versionFinishInAttempt
 	return d.run(d, in.PublishedAt)
 }
 
 // changeLocalBookkeeping marks the changes that made a delivery cheaper for
 // Temporal; deliveries started before each replay as they ran. Version 1
 // moved SetStatus and Finish to local activities; versionLocalFirstAttempt
-// (issue 12) makes the first attempt a local activity too (localAttempt).
+// (issue 12) makes the first attempt a local activity too (localAttempt);
+// versionFinishInAttempt lets that attempt record its own success.
 const changeLocalBookkeeping = "local-bookkeeping"
 
-// versionLocalFirstAttempt is the version of changeLocalBookkeeping from
-// which the first attempt runs as a local activity.
-const versionLocalFirstAttempt = 2
+// Versions of changeLocalBookkeeping: from versionLocalFirstAttempt the
+// first attempt runs as a local activity; from versionFinishInAttempt a
+// successful first attempt also records the delivery as delivered, so the
+// workflow runs no Finish after it (finish).
+const (
+	versionLocalFirstAttempt = 2
+	versionFinishInAttempt   = 3
+)
 
 type delivery struct {
 	retries
@@ -70,6 +77,8 @@ type delivery struct {
 	// localFirstAttempt is true from versionLocalFirstAttempt on; firstDone
 	// once that local attempt was made.
 	localFirstAttempt, firstDone bool
+	// finishInAttempt is true from versionFinishInAttempt on.
+	finishInAttempt bool
 }
 
 // attempt runs the Deliver activity once: the first attempt as a local
@@ -154,6 +163,9 @@ func (d *delivery) upsert(status policies.Status) {
 
 func (d *delivery) finish(status policies.Status, reason string) (DeliveryResult, error) {
 	d.upsert(status)
+	if status == policies.StatusDelivered && d.last.Finished {
+		return DeliveryResult{Status: status, Attempts: d.pr.Attempts}, nil // the attempt recorded it
+	}
 	in := FinishInput{
 		DeliveryID: d.in.DeliveryID, Status: status, Reason: reason,
 		LastStatus: d.last.StatusCode, LastError: d.last.Error,

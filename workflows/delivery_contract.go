@@ -35,6 +35,10 @@ type DeliverInput struct {
 	// MayThrottle says the workflow understands Throttled: the activity
 	// then holds the attempt back when the endpoint's limits leave no room.
 	MayThrottle bool
+	// FinishDelivered asks the activity to record the delivery as delivered
+	// itself when the attempt succeeds (Finished), so that a first-attempt
+	// success takes one bookkeeping step, not two.
+	FinishDelivered bool
 }
 
 // DeliverResult is what one attempt came to.
@@ -57,6 +61,9 @@ type DeliverResult struct {
 	// RetryAfter is when the receiver asked to be tried again, with
 	// Retry-After on a 429 or 503 answer (zero: it did not).
 	RetryAfter time.Time
+	// Finished is true when the activity recorded the delivery as
+	// delivered (FinishDelivered): the workflow then runs no Finish.
+	Finished bool
 }
 
 // StatusInput is the input of SetStatus.

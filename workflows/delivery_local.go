@@ -10,8 +10,10 @@ import (
 // workflow task, in the worker that holds the workflow, so a delivery that
 // succeeds at once costs Temporal one workflow task (no activity task, no
 // second workflow task), and its history shows the attempt as a
-// LocalActivity marker of type Deliver. It is still one execution per
-// attempt, never retried by Temporal. Every other attempt (retries, probes,
+// LocalActivity marker of type Deliver; from versionFinishInAttempt that
+// attempt also records a success as delivered (FinishDelivered), so no
+// Finish marker follows it. It is still one execution per attempt, never
+// retried by Temporal. Every other attempt (retries, probes,
 // a first attempt tried again after hookrelay itself failed) runs as a
 // regular activity on its task queue: nil is returned for those.
 func (d *delivery) localAttempt(in DeliverInput) workflow.Future {
@@ -19,6 +21,7 @@ func (d *delivery) localAttempt(in DeliverInput) workflow.Future {
 		return nil
 	}
 	d.firstDone = true
+	in.FinishDelivered = d.finishInAttempt
 	ctx := workflow.WithLocalActivityOptions(d.ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: attemptTimeout(d.in.Policy.Timeout),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
