@@ -290,6 +290,7 @@ func TestTemporalArgs(t *testing.T) {
 	want := "server start-dev --ip 127.0.0.1 --port 7233 --log-level warn" +
 		" --dynamic-config-value matching.numTaskqueueReadPartitions=1" +
 		" --dynamic-config-value matching.numTaskqueueWritePartitions=1" +
+		" --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false" +
 		" --ui-port 8233 --db-filename /data/t.db" +
 		" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal --namespace hookrelay" +
 		" --search-attribute Attempts=Int --search-attribute EndpointId=Keyword"

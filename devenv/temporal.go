@@ -156,6 +156,18 @@ func findTemporal() (string, error) {
 	return "", fmt.Errorf("find temporal CLI in bin/ or PATH: %w", ErrNotInstalled)
 }
 
+// searchAttributeCache turns back on the server's search-attribute cache,
+// which `temporal server start-dev` turns off so that an attribute added
+// while it runs can be used at once. Off, every workflow start, upsert and
+// visibility record reads the attributes from the server's one SQLite
+// connection again: about 10 reads of cluster metadata and 3 of the
+// namespace per delivery, measured with the server's persistence metrics.
+// hookrelay's attributes are registered when the server starts
+// (--search-attribute), so the cache holds them from the first read; one
+// added later (`hookrelay setup` against a running dev server) is usable
+// within the cache's refresh interval, a minute (BENCHMARKS.md).
+const searchAttributeCache = "system.forceSearchAttributesCacheRefreshOnRead=false"
+
 // temporalArgs builds the command line of the dev server.
 func temporalArgs(cfg TemporalConfig) []string {
 	args := []string{"server", "start-dev",
@@ -164,6 +176,7 @@ func temporalArgs(cfg TemporalConfig) []string {
 		"--log-level", cfg.LogLevel,
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+		"--dynamic-config-value", searchAttributeCache,
 	}
 	if cfg.Headless {
 		args = append(args, "--headless")
