@@ -3,7 +3,7 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 
-.PHONY: run run-cluster test-cluster cluster-bins test chaos bench bench-extra bench-hostile lint build bootstrap fuzz clean
+.PHONY: run run-cluster test-cluster cluster-bins test chaos bench bench-dev bench-cluster bench-extra bench-hostile lint build bootstrap fuzz clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -42,10 +42,17 @@ test: bootstrap lint
 chaos: bootstrap
 	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CHAOS=full go test -count=1 -v -run '^TestChaos$$' -timeout 60m ./chaos/ | grep -v '^=== '
 
-# bench: hookrelay as `make run` ships it, with its same-run baseline (about 8
-# minutes); bench-extra: the in-memory delivery benchmark and endpoint health.
-bench: bootstrap
+# bench: hookrelay as `make run` ships it (bench-dev, about 7 minutes), then on
+# the production-shaped cluster (bench-cluster, about 3 minutes once its
+# binaries are built), each beside its same-run baselines; bench-extra: the
+# in-memory delivery benchmark and endpoint health.
+bench: bench-dev bench-cluster
+
+bench-dev: bootstrap
 	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench '^BenchmarkShipped$$' -benchtime 1x -timeout 30m ./bench/
+
+bench-cluster: bootstrap build cluster-bins
+	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 30m ./bench/
 
 bench-extra: bootstrap
 	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench 'BenchmarkDelivery|BenchmarkEndpointHealth' -benchtime 1x -timeout 30m ./bench/

@@ -33,11 +33,13 @@ const (
 
 var shippedRates = []float64{20, 50}
 
-// shippedRun is one run of BenchmarkShipped: the servers, the receiver and
-// what was measured.
+// shippedRun is one run of BenchmarkShipped or BenchmarkCluster: the
+// servers, the receiver and what was measured.
 type shippedRun struct {
 	b       *testing.B
+	target  string // what runs hookrelay, for the summary
 	dev     *devServer
+	ran     map[string]bool // the phases run
 	rcv     *hitReceiver
 	c       client.Client
 	log     strings.Builder
@@ -54,29 +56,35 @@ type shippedRun struct {
 // summary; BENCHMARKS.md explains it.
 func BenchmarkShipped(b *testing.B) {
 	for range b.N {
-		r := &shippedRun{b: b, results: map[string]phaseResult{}, extra: map[string]string{}}
-		r.run()
+		newRun(b, "hookrelay as `make run` ships it (file-backed dev server, fresh data dir)").
+			run(startDev, "saturated", "paced", "fanout", "histories", "overload")
 	}
 }
 
-func (r *shippedRun) run() {
+func newRun(b *testing.B, target string) *shippedRun {
+	return &shippedRun{b: b, target: target, ran: map[string]bool{},
+		results: map[string]phaseResult{}, extra: map[string]string{}}
+}
+
+// run starts the servers with start and runs the phases named (those
+// HOOKRELAY_BENCH_PHASES leaves) against them, then prints the summary.
+func (r *shippedRun) run(start func(*testing.B) *devServer, phases ...string) {
 	begin := time.Now()
 	r.printf("machine: %s", machine())
 	r.printf("load before start: %s", machineLoad())
-	r.dev = startDev(r.b)
-	r.printf("hookrelay dev ready in %v (data dir %s, log %s)", r.dev.startup.Round(time.Millisecond), r.dev.dataDir, r.dev.logPath)
+	r.dev = start(r.b)
+	r.printf("%s ready in %v (data dir %s, log %s)", r.target, r.dev.startup.Round(time.Millisecond), r.dev.dataDir, r.dev.logPath)
 	r.rcv = newHitReceiver(r.b)
 	r.c = dialBench(r.b, r.dev.temporal)
 	startBaselineWorker(r.b, r.c)
 	subscribe(r.b, r.dev.api, "bench", r.rcv.url+"/hook")
 	r.direct()
-	for _, p := range []struct {
-		name string
-		run  func()
-	}{{"saturated", r.saturated}, {"paced", r.pacedAll}, {"fanout", r.fanOut},
-		{"histories", r.histories}, {"overload", r.overload}} {
-		if phaseWanted(p.name) {
-			p.run()
+	steps := map[string]func(){"saturated": r.saturated, "paced": r.pacedAll, "fanout": r.fanOut,
+		"histories": r.histories, "overload": r.overload}
+	for _, name := range phases {
+		if phaseWanted(name) {
+			steps[name]()
+			r.ran[name] = true
 		}
 	}
 	r.extra["total"] = time.Since(begin).Round(time.Second).String()

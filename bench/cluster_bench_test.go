@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/cluster"
+	"github.com/hookrelay/hookrelay/testenv"
+)
+
+// BenchmarkCluster measures hookrelay on the production-shaped stack of
+// `make run-cluster` (cluster/: PostgreSQL, a Temporal server built from
+// go.temporal.io/server on it with 4 history shards, its Web UI, one
+// `hookrelay api` and two `hookrelay worker` processes, bin/ as `make
+// cluster-bins` and `make build` leave it), all on this machine, with the
+// phases of BenchmarkShipped but the overload, and the same baselines in the
+// same run: a bare workflow running one HTTP activity on the same Temporal
+// server, and the direct-POST limit.
+func BenchmarkCluster(b *testing.B) {
+	for range b.N {
+		newRun(b, "hookrelay on the production-shaped cluster (make run-cluster)").
+			run(startCluster, "saturated", "paced", "fanout", "histories")
+	}
+}
+
+// startCluster starts the stack in a fresh directory, stopped when the
+// benchmark ends.
+func startCluster(b *testing.B) *devServer {
+	// Under /tmp itself: PostgreSQL runs as its own user under root and
+	// must traverse every parent directory.
+	dir, err := os.MkdirTemp("", "hookrelay-bench-cluster-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDir = dir
+	cfg, err := cluster.Defaults(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Logger, cfg.APIAddr = testenv.Logger(), ""
+	begin := time.Now()
+	c, err := cluster.Start(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Stop(); _ = os.RemoveAll(dir) })
+	return &devServer{api: c.API, temporal: c.Temporal, dataDir: dir,
+		logPath: filepath.Join(dir, "api.log"), startup: time.Since(begin)}
+}
