@@ -81,6 +81,9 @@ func buildHookrelay(b *testing.B, root, dir string) string {
 	return bin
 }
 
+// benchMetricsToken lets the benchmark read the API's /metrics.
+const benchMetricsToken = "bench-metrics-token"
+
 // env is the environment of `hookrelay dev`: the bench's own, without a
 // DATABASE_URL (dev starts its own cluster), with free ports and the data dir.
 func (d *devServer) env() ([]string, error) {
@@ -107,6 +110,7 @@ func (d *devServer) env() ([]string, error) {
 		"TEMPORAL_ADDRESS="+d.temporal,
 		"HOOKRELAY_PG_PORT="+strconv.Itoa(ports[2]),
 		"HOOKRELAY_TEMPORAL_UI_PORT="+strconv.Itoa(ports[3]),
+		"HOOKRELAY_METRICS_TOKEN="+benchMetricsToken,
 	), nil
 }
 

@@ -3,6 +3,8 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -92,8 +94,32 @@ func (r *shippedRun) overload() {
 		ms(res.pub[0]), ms(res.pub[2]), ms(res.pub[3]), drain.Seconds(), res.perSecond, w.maxLag, w.maxPend)
 	r.printf("overload: %s", r.extra["overload"])
 	r.printf("  backlog in the API every 10 s: %s", strings.Join(w.samples, "; "))
+	r.printf("  connection pools (waits for a connection, and their total time): %s", poolWaits(r.dev.api))
 	for _, msg := range []string{"start_queue_lag", "delivery_backlog", "start_queue_full", "sweeper_starting_deliveries"} {
 		n, last := r.dev.logLines(msg)
 		r.printf("  log %-28s %4d lines; last: %s", msg, n, last)
 	}
+}
+
+// poolWaits reads, from the API's /metrics, how often and how long each of
+// hookrelay's PostgreSQL connection pools made a caller wait.
+func poolWaits(api string) string {
+	req, err := http.NewRequest(http.MethodGet, api+"/metrics", nil)
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
+	resp, err := benchHTTP.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "go_sql_wait_count_total") || strings.HasPrefix(line, "go_sql_wait_duration_seconds_total") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "; ")
 }

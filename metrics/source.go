@@ -2,11 +2,13 @@ package metrics
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"time"
 
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Gauges are the figures read from PostgreSQL at each scrape: they hold for
@@ -37,6 +39,14 @@ var (
 type sourceCollector struct {
 	src    Source
 	logger *slog.Logger
+}
+
+// WithPool adds the statistics of a PostgreSQL connection pool, labelled
+// db_name=name (go_sql_* metrics, client_golang's collector): how often and
+// how long callers waited for a connection (go_sql_wait_count_total,
+// go_sql_wait_duration_seconds_total) shows a pool too small for its load.
+func (m *Metrics) WithPool(name string, db *sql.DB) {
+	m.Registry.MustRegister(collectors.NewDBStatsCollector(db, name))
 }
 
 // WithSource adds the gauges read from src to the registry (the API does;

@@ -88,6 +88,7 @@ func (a *app) worker(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer c.Close()
+	a.metrics.WithPool("worker", st.DB().DB)
 	if err := a.serveWorkerMetrics(ctx); err != nil {
 		return err
 	}
@@ -111,6 +112,7 @@ func (a *app) api(ctx context.Context) error {
 // serve runs the HTTP API until ctx ends, then shuts it down gracefully.
 func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth api.Auth, g *egress.Guard) error {
 	a.metrics.WithSource(st, a.logger)
+	a.metrics.WithPool("api", st.DB().DB)
 	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics}}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}

@@ -12,6 +12,7 @@ import (
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/config"
 	"github.com/hookrelay/hookrelay/devenv"
+	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/worker"
 	"github.com/hookrelay/hookrelay/workflows"
 )
@@ -41,6 +42,14 @@ func (a *app) dev(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer c.Close()
+	// The API has a connection pool of its own, as `hookrelay api` apart
+	// has: a publish never waits for a connection the worker holds.
+	apiStore, err := store.Open(ctx, a.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer apiStore.Close()
+	a.metrics.WithPool("worker", st.DB().DB)
 	a.banner(auth, tmp)
 	// The first of the worker and the API to stop (Ctrl-C, or the API
 	// failing to listen) stops the other.
@@ -48,7 +57,7 @@ func (a *app) dev(ctx context.Context) error {
 	defer cancel()
 	errc := make(chan error, 2)
 	go func() { errc <- worker.Run(ctx, c, st, a.logger, a.workerOptions(true)) }()
-	go func() { errc <- a.serve(ctx, st, c, auth, a.guard(true)) }()
+	go func() { errc <- a.serve(ctx, apiStore, c, auth, a.guard(true)) }()
 	first := <-errc
 	cancel()
 	err = errors.Join(first, <-errc)
