@@ -42,7 +42,7 @@ func (a *app) devAuth() (api.Auth, error) {
 		return api.Auth{}, errors.New("hookrelay dev runs open (no credentials) only on a loopback address: " +
 			"set " + config.EnvAdminKey + " to listen on " + a.cfg.HTTPAddr)
 	}
-	return api.Auth{Open: true}, nil
+	return api.Auth{Open: true, MetricsToken: a.cfg.Metrics.Token}, nil
 }
 
 // loopbackAddr tells whether addr (host:port) listens on loopback only.

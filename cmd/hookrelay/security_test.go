@@ -62,3 +62,18 @@ func TestEgressAllowIsRead(t *testing.T) {
 		t.Fatalf("bad allow list: %v", err)
 	}
 }
+
+// TestDevOpenKeepsMetricsToken: open, `hookrelay dev` still knows the
+// metrics token, so a scraper configured with it is not refused as holding
+// a bad API key.
+func TestDevOpenKeepsMetricsToken(t *testing.T) {
+	var out, errOut bytes.Buffer
+	a, err := newApp(env(map[string]string{config.EnvMetricsToken: "scraper-token"}), &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := a.devAuth()
+	if err != nil || !auth.Open || auth.MetricsToken != "scraper-token" {
+		t.Fatalf("devAuth = %+v, %v; want open with the metrics token", auth, err)
+	}
+}
