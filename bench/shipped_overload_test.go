@@ -82,7 +82,7 @@ func (r *shippedRun) overload() {
 	d := envSeconds("HOOKRELAY_BENCH_OVERLOAD_SECONDS", time.Minute)
 	capacity := max(r.results["hookrelay saturated"].perSecond, 1)
 	limit := time.Duration(2*rate*d.Seconds()/capacity)*time.Second + time.Minute
-	w := watchBacklog(r.dev.api)
+	w, before := watchBacklog(r.dev.api), serverMetrics(r.dev.api)
 	res := r.phase(fmt.Sprintf("overload %.0f/s", rate), limit, func() []shot {
 		return openLoop(rate, d, r.hookrelay("hr-over"))
 	})
@@ -94,32 +94,64 @@ func (r *shippedRun) overload() {
 		ms(res.pub[0]), ms(res.pub[2]), ms(res.pub[3]), drain.Seconds(), res.perSecond, w.maxLag, w.maxPend)
 	r.printf("overload: %s", r.extra["overload"])
 	r.printf("  backlog in the API every 10 s: %s", strings.Join(w.samples, "; "))
-	r.printf("  connection pools (waits for a connection, and their total time): %s", poolWaits(r.dev.api))
+	r.printf("  inside hookrelay: %s", serverSide(before, serverMetrics(r.dev.api)))
 	for _, msg := range []string{"start_queue_lag", "delivery_backlog", "start_queue_full", "sweeper_starting_deliveries"} {
 		n, last := r.dev.logLines(msg)
 		r.printf("  log %-28s %4d lines; last: %s", msg, n, last)
 	}
 }
 
-// poolWaits reads, from the API's /metrics, how often and how long each of
-// hookrelay's PostgreSQL connection pools made a caller wait.
-func poolWaits(api string) string {
+// serverMetrics reads, from the API's /metrics, the lines that say how
+// often hookrelay's PostgreSQL pools made a caller wait and how long the
+// server itself took over the publishes (202s of POST /v1/events, by
+// histogram bucket), keyed by the line's name and labels.
+func serverMetrics(api string) map[string]float64 {
+	out := map[string]float64{}
 	req, err := http.NewRequest(http.MethodGet, api+"/metrics", nil)
 	if err != nil {
-		return err.Error()
+		return out
 	}
 	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
 	resp, err := benchHTTP.Do(req)
 	if err != nil {
-		return err.Error()
+		return out
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var out []string
 	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "go_sql_wait_count_total") || strings.HasPrefix(line, "go_sql_wait_duration_seconds_total") {
-			out = append(out, line)
+		publish := strings.HasPrefix(line, "hookrelay_http_request_duration_seconds_") &&
+			strings.Contains(line, `code="202"`) && strings.Contains(line, `url="/v1/events"`)
+		if !publish && !strings.HasPrefix(line, "go_sql_wait_") {
+			continue
+		}
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			v, _ := strconv.ParseFloat(line[i+1:], 64)
+			out[line[:i]] = v
 		}
 	}
-	return strings.Join(out, "; ")
+	return out
+}
+
+// serverSide says, between two readings of serverMetrics, how often each
+// pool made a caller wait, and what share of the publishes the server
+// itself answered within 25 and 50 ms (a publisher also waits for its own
+// process and the network).
+func serverSide(before, after map[string]float64) string {
+	d := func(prefix, part string) float64 {
+		var sum float64
+		for k, v := range after {
+			if strings.HasPrefix(k, prefix) && strings.Contains(k, part) {
+				sum += v - before[k]
+			}
+		}
+		return sum
+	}
+	all := d("hookrelay_http_request_duration_seconds_count", "")
+	share := func(le string) float64 {
+		return 100 * d("hookrelay_http_request_duration_seconds_bucket", `le="`+le+`"`) / max(all, 1)
+	}
+	return fmt.Sprintf("pool waits: api %.0f (%.2f s), worker %.0f (%.2f s); publishes answered by the server within 25 ms %.2f%%, within 50 ms %.2f%% (of %.0f)",
+		d("go_sql_wait_count_total", `"api"`), d("go_sql_wait_duration_seconds_total", `"api"`),
+		d("go_sql_wait_count_total", `"worker"`), d("go_sql_wait_duration_seconds_total", `"worker"`),
+		share("0.025"), share("0.05"), all)
 }
