@@ -58,10 +58,15 @@ func reportPruned(ctx context.Context, logger *slog.Logger, opts Options, p stor
 	if p.Total() == 0 {
 		return
 	}
-	logger.InfoContext(ctx, "retention_pruned", "dead_letters", p.DeadLetters, "deliveries", p.Deliveries,
-		"attempts", p.Attempts, "eventgrid_batches", p.Batches, "events", p.Events)
-	for table, n := range map[string]int64{"dead_letters": p.DeadLetters, "deliveries": p.Deliveries,
-		"attempts": p.Attempts, "eventgrid_batches": p.Batches, "events": p.Events} {
-		opts.Metrics.Pruned(table, n)
+	counts := []struct {
+		table string
+		n     int64
+	}{{"dead_letters", p.DeadLetters}, {"deliveries", p.Deliveries}, {"attempts", p.Attempts},
+		{"eventgrid_batches", p.Batches}, {"events", p.Events}}
+	args := make([]any, 0, 2*len(counts))
+	for _, c := range counts {
+		args = append(args, c.table, c.n)
+		opts.Metrics.Pruned(c.table, c.n)
 	}
+	logger.InfoContext(ctx, "retention_pruned", args...)
 }
