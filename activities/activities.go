@@ -99,18 +99,24 @@ func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (work
 	if err != nil {
 		return workflows.FinishResult{}, err
 	}
-	if d := f.Delivery; d != nil {
-		a.Metrics.Finished(string(in.Status), d.Policy, time.Since(d.CreatedAt), f.DeadLetterID != "")
-	}
 	a.startRaised(ctx, f.Raised)
 	if in.Status == policies.StatusDeadLettered {
 		if err := a.raiseDeadLettered(ctx, in.DeliveryID); err != nil {
 			return workflows.FinishResult{}, err
 		}
 	}
-	a.Logger.InfoContext(ctx, "delivery_finished", "delivery_id", in.DeliveryID,
-		"status", in.Status, "reason", in.Reason, "dead_letter_id", f.DeadLetterID)
+	a.finished(ctx, in.DeliveryID, in.Status, in.Reason, f.Delivery, f.DeadLetterID)
 	return workflows.FinishResult{DeadLetterID: f.DeadLetterID}, nil
+}
+
+// finished counts and logs a delivery's ending; d is the delivery as it
+// ended, nil when it had ended before (nothing is counted again).
+func (a *Activities) finished(ctx context.Context, id string, status policies.Status, reason string, d *store.Delivery, deadLetterID string) {
+	if d != nil {
+		a.Metrics.Finished(string(status), d.Policy, time.Since(d.CreatedAt), deadLetterID != "")
+	}
+	a.Logger.InfoContext(ctx, "delivery_finished", "delivery_id", id,
+		"status", status, "reason", reason, "dead_letter_id", deadLetterID)
 }
 
 // startRaised starts the deliveries of an operational event, stored with the

@@ -59,7 +59,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	one := workflows.DeliverInput{DeliveryID: in.DeliveryIDs[0], Attempt: in.Attempt, ScheduledAt: in.ScheduledAt,
 		Timeout: in.Timeout, Probe: in.Probe, Success: in.Success, Health: in.Health,
 		MayThrottle: in.MayThrottle}
-	rec, c, err := a.send(ctx, t, one, body, in.DeliveryIDs)
+	rec, done, err := a.send(ctx, t, one, body, in.DeliveryIDs, "")
 	if res, ok := throttled(err); ok {
 		return res, nil
 	}
@@ -68,7 +68,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	}
 	a.Logger.InfoContext(ctx, "batch_attempt_made", "batch_id", in.BatchID, "events", len(in.DeliveryIDs),
 		"attempt", in.Attempt, "probe", in.Probe, "status_code", rec.StatusCode, "error_kind", rec.ErrorKind)
-	return resultOf(rec, c), nil
+	return resultOf(rec, done.Counters), nil
 }
 
 // SetBatchStatus records the in-flight status of every delivery of a batch.

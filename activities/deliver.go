@@ -37,7 +37,11 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
-	rec, c, err := a.send(ctx, t, in, body, []string{in.DeliveryID})
+	finish := ""
+	if in.FinishDelivered {
+		finish = in.DeliveryID
+	}
+	rec, done, err := a.send(ctx, t, in, body, []string{in.DeliveryID}, finish)
 	if res, ok := throttled(err); ok {
 		return res, nil
 	}
@@ -46,23 +50,14 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	}
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
-	res := resultOf(rec, c)
-	if in.FinishDelivered && rec.Success {
-		res.Finished = a.finishDelivered(ctx, in.DeliveryID)
+	res := resultOf(rec, done.Counters)
+	if done.Delivered != nil {
+		// Recorded as delivered with the attempt (FinishDelivered): the
+		// workflow runs no Finish. Otherwise it does.
+		a.finished(ctx, in.DeliveryID, policies.StatusDelivered, "", done.Delivered, "")
+		res.Finished = true
 	}
 	return res, nil
-}
-
-// finishDelivered records a delivery whose attempt just succeeded as
-// delivered, as Finish does. A failure is logged, not returned: the attempt
-// was made, and the workflow, told it is not Finished, runs Finish itself.
-func (a *Activities) finishDelivered(ctx context.Context, deliveryID string) bool {
-	_, err := a.Finish(ctx, workflows.FinishInput{DeliveryID: deliveryID, Status: policies.StatusDelivered})
-	if err != nil {
-		a.Logger.WarnContext(ctx, "finish_in_attempt_failed", "delivery_id", deliveryID, "error", err)
-		return false
-	}
-	return true
 }
 
 // send makes one request carrying body for the deliveries ids (one, or a
@@ -70,27 +65,29 @@ func (a *Activities) finishDelivered(ctx context.Context, deliveryID string) boo
 // (else errThrottled): their attempts rows are written
 // before it goes out and completed after, it is counted once against the
 // endpoint, its meaning for the endpoint's health is signalled, and it is
-// measured.
-func (a *Activities) send(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, ids []string) (store.Attempt, store.Counters, error) {
+// measured. A success also records the delivery finish, if named, as
+// delivered (store.CompleteAttempts).
+func (a *Activities) send(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, ids []string, finish string) (store.Attempt, store.Completed, error) {
 	release, err := a.leaseFor(ctx, t, in)
 	if err != nil {
-		return store.Attempt{}, store.Counters{}, err
+		return store.Attempt{}, store.Completed{}, err
 	}
 	defer release()
 	rows, err := a.Store.BeginAttempts(ctx, attemptsOf(store.Attempt{Attempt: in.Attempt,
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, ids))
 	if err != nil {
-		return store.Attempt{}, store.Counters{}, err
+		return store.Attempt{}, store.Completed{}, err
 	}
 	rec := a.post(ctx, t, in, body)
-	c, err := a.Store.CompleteAttempts(ctx, t.EndpointID, rows, rec)
+	done, err := a.Store.CompleteAttempts(ctx, t.EndpointID, rows, rec, finish)
 	if err != nil {
-		return store.Attempt{}, store.Counters{}, err
+		return store.Attempt{}, store.Completed{}, err
 	}
+	c := done.Counters
 	a.watchHealth(ctx, in, rec, c)
 	a.Metrics.Attempt(rec.Success, rec.ErrorKind, time.Duration(rec.DurationMs*float64(time.Millisecond)),
 		in.Attempt == 0, rec.StartedAt.Sub(t.CreatedAt))
-	return rec, c, nil
+	return rec, done, nil
 }
 
 // attemptsOf is rec as the attempt of each delivery a request carries, in

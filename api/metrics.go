@@ -1,6 +1,8 @@
 package api
 
 import (
+	"net/http/pprof"
+
 	"github.com/labstack/echo-contrib/echoprometheus"
 	"github.com/labstack/echo/v4"
 )
@@ -15,7 +17,9 @@ func (s *Server) registerMetrics(e *echo.Echo) {
 	mw, err := echoprometheus.MiddlewareConfig{
 		Namespace: "hookrelay", Subsystem: "http", Registerer: s.Metrics.Registry,
 		DoNotUseRequestPathFor404: true,
-		Skipper:                   func(c echo.Context) bool { return c.Path() == "/metrics" },
+		Skipper: func(c echo.Context) bool {
+			return c.Path() == "/metrics" || c.Path() == "/debug/pprof/*"
+		},
 	}.ToMiddleware()
 	if err == nil {
 		e.Use(mw)
@@ -23,6 +27,26 @@ func (s *Server) registerMetrics(e *echo.Echo) {
 		s.Logger.Warn("http_metrics_not_registered", "error", err)
 	}
 	e.GET("/metrics", echo.WrapHandler(s.Metrics.Handler()), s.requireMetrics)
+	e.GET("/debug/pprof/*", servePprof, s.requireMetrics)
+}
+
+// servePprof serves Go's runtime profiles (net/http/pprof), to the same
+// callers as /metrics: /debug/pprof/ lists them, /debug/pprof/profile takes
+// a CPU profile (?seconds=N), /debug/pprof/heap and the others a snapshot.
+func servePprof(c echo.Context) error {
+	switch c.Param("*") {
+	case "profile":
+		pprof.Profile(c.Response(), c.Request())
+	case "trace":
+		pprof.Trace(c.Response(), c.Request())
+	case "symbol":
+		pprof.Symbol(c.Response(), c.Request())
+	case "cmdline":
+		pprof.Cmdline(c.Response(), c.Request())
+	default:
+		pprof.Index(c.Response(), c.Request())
+	}
+	return nil
 }
 
 // requireMetrics lets through the admin key and the metrics token.
@@ -31,7 +55,7 @@ func (s *Server) requireMetrics(next echo.HandlerFunc) echo.HandlerFunc {
 		admin, _ := c.Get(ctxAdmin).(bool)
 		reader, _ := c.Get(ctxMetrics).(bool)
 		if !admin && !reader {
-			return forbidden("/metrics needs the metrics token (HOOKRELAY_METRICS_TOKEN) or the admin key")
+			return forbidden("%s needs the metrics token (HOOKRELAY_METRICS_TOKEN) or the admin key", c.Path())
 		}
 		return next(c)
 	}

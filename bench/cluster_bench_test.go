@@ -50,6 +50,6 @@ func startCluster(b *testing.B) *devServer {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Stop(); _ = os.RemoveAll(dir) })
-	return &devServer{api: c.API, temporal: c.Temporal, dataDir: dir,
+	return &devServer{api: c.API, temporal: c.Temporal, pgURL: c.PG.URL, dataDir: dir,
 		logPath: filepath.Join(dir, "api.log"), startup: time.Since(begin)}
 }

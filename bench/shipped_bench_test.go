@@ -110,10 +110,14 @@ func (r *shippedRun) printf(format string, args ...any) {
 // phase runs one load, waits up to limit for its receipts and reports it;
 // the machine's load is sampled just before.
 func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) phaseResult {
-	load := machineLoad()
+	load, calls := machineLoad(), persistenceCalls(r.dev.temporalMetrics)
 	cpu, begin := takeCPU(), time.Now()
 	res := measure(name, r.rcv, run(), limit)
 	res.load, res.cpu = load, cpu.cpuPer(res.receipts, time.Since(begin))
+	time.Sleep(2 * time.Second) // let the last workflows close
+	if calls != nil {
+		r.printf("%22s Temporal persistence calls per delivery: %s", "", perDelivery(calls, persistenceCalls(r.dev.temporalMetrics), res.receipts))
+	}
 	r.results[name] = res
 	r.printf("%-22s %5d events, %5d receipts in %6.1fs: %6.1f/s; publish→receipt p50/p95/p99 %s / %s / %s; publish answer p50/p99/max %s / %s / %s; errors %d, lost %d\n%22s load before: %s",
 		name, res.events, res.receipts, res.lastReceipt.Sub(res.firstSend).Seconds(), res.perSecond,
@@ -123,7 +127,6 @@ func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) 
 	if res.errors > 0 || res.lost > 0 {
 		r.b.Errorf("%s: %d publications failed, %d receipts missing after %v", name, res.errors, res.lost, limit)
 	}
-	time.Sleep(2 * time.Second) // let the last workflows close
 	return res
 }
 
@@ -140,12 +143,39 @@ func (r *shippedRun) direct() {
 
 func (r *shippedRun) saturated() {
 	limit := 5 * time.Minute
+	r.phase("floor saturated", limit, func() []shot {
+		return closedLoop(shippedSaturated, shippedPublishers, floorSender(r.c, r.rcv.url, "floor-sat"))
+	})
 	r.phase("baseline saturated", limit, func() []shot {
 		return closedLoop(shippedSaturated, shippedPublishers, baselineSender(r.c, r.rcv.url, "base-sat"))
 	})
-	r.phase("hookrelay saturated", limit, func() []shot {
+	stats := r.openStats()
+	profile(r.dev.api, "hookrelay-saturated", 8*time.Second)
+	res := r.phase("hookrelay saturated", limit, func() []shot {
 		return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay("hr-sat"))
 	})
+	if stats != nil {
+		report, err := stats.report(res.receipts)
+		if err != nil {
+			r.b.Errorf("pg_stat_statements: %v", err)
+		}
+		r.extra["statements"] = report
+		r.printf("hookrelay's own PostgreSQL statements over the saturated phase (publish, start, attempt, bookkeeping, background): %s", report)
+	}
+}
+
+// openStats starts counting hookrelay's statements; nil (said) when the
+// database has no pg_stat_statements.
+func (r *shippedRun) openStats() *pgStats {
+	stats, err := openStats(r.dev.pgURL)
+	if err == nil {
+		err = stats.reset()
+	}
+	if err != nil {
+		r.printf("statements not counted: %v", err)
+		return nil
+	}
+	return stats
 }
 
 // phaseWanted says whether HOOKRELAY_BENCH_PHASES (a comma-separated list
@@ -166,6 +196,9 @@ func (r *shippedRun) pacedAll() {
 func (r *shippedRun) paced(rate float64) {
 	limit := shippedPacedFor + 3*time.Minute
 	tag := strconv.Itoa(int(rate))
+	r.phase("floor "+tag+"/s", limit, func() []shot {
+		return openLoop(rate, shippedPacedFor, floorSender(r.c, r.rcv.url, "floor-"+tag))
+	})
 	r.phase("baseline "+tag+"/s", limit, func() []shot {
 		return openLoop(rate, shippedPacedFor, baselineSender(r.c, r.rcv.url, "base-"+tag))
 	})
@@ -196,7 +229,8 @@ func (r *shippedRun) fanOut() {
 // histories counts the history events of up to ten workflows of each
 // saturated phase.
 func (r *shippedRun) histories() {
-	for _, name := range []string{"baseline saturated", "hookrelay saturated"} {
+	for _, key := range []string{"floor", "baseline", "hookrelay"} {
+		name := key + " saturated"
 		total, n, types := 0, 0, ""
 		for _, id := range r.results[name].workflowIDs {
 			events, t, err := history(r.c, id)

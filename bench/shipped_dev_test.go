@@ -21,6 +21,9 @@ import (
 type devServer struct {
 	api      string // http://127.0.0.1:port
 	temporal string // host:port of the Temporal frontend
+	pgURL    string // hookrelay's database
+	// temporalMetrics is the dev server's own /metrics, "" when not served.
+	temporalMetrics string
 	dataDir  string
 	logPath  string // hookrelay's own output (stdout and stderr)
 	cmd      *exec.Cmd
@@ -87,7 +90,7 @@ const benchMetricsToken = "bench-metrics-token"
 // env is the environment of `hookrelay dev`: the bench's own, without a
 // DATABASE_URL (dev starts its own cluster), with free ports and the data dir.
 func (d *devServer) env() ([]string, error) {
-	ports := make([]int, 4)
+	ports := make([]int, 5)
 	for i := range ports {
 		p, err := devenv.FreePort()
 		if err != nil {
@@ -97,6 +100,8 @@ func (d *devServer) env() ([]string, error) {
 	}
 	d.api = "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	d.temporal = "127.0.0.1:" + strconv.Itoa(ports[1])
+	d.pgURL = "postgres://hookrelay@127.0.0.1:" + strconv.Itoa(ports[2]) + "/hookrelay?sslmode=disable"
+	d.temporalMetrics = "http://127.0.0.1:" + strconv.Itoa(ports[4]) + "/metrics"
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "HOOKRELAY_") &&
@@ -111,6 +116,7 @@ func (d *devServer) env() ([]string, error) {
 		"HOOKRELAY_PG_PORT="+strconv.Itoa(ports[2]),
 		"HOOKRELAY_TEMPORAL_UI_PORT="+strconv.Itoa(ports[3]),
 		"HOOKRELAY_METRICS_TOKEN="+benchMetricsToken,
+		"HOOKRELAY_TEMPORAL_METRICS_PORT="+strconv.Itoa(ports[4]),
 	), nil
 }
 

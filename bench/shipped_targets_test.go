@@ -114,11 +114,14 @@ func baselinePost(ctx context.Context, url, id string, i int) error {
 	return nil
 }
 
-// startBaselineWorker runs the baseline's worker (activity slots as many as
-// hookrelay's deliveries worker: 200) until the benchmark ends.
+// startBaselineWorker runs the worker of the floor and the baseline
+// (activity and local-activity slots as many as hookrelay's: 200) until the
+// benchmark ends.
 func startBaselineWorker(b *testing.B, c client.Client) {
-	w := sdkworker.New(c, baselineQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: 200})
+	w := sdkworker.New(c, baselineQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: 200, MaxConcurrentLocalActivityExecutionSize: 200})
 	w.RegisterWorkflowWithOptions(baselineFlow, workflow.RegisterOptions{Name: baselineWorkflow})
+	w.RegisterWorkflowWithOptions(floorFlow, workflow.RegisterOptions{Name: floorWorkflow})
 	w.RegisterActivityWithOptions(baselinePost, activity.RegisterOptions{Name: baselineActivity})
 	if err := w.Start(); err != nil {
 		b.Fatal(err)

@@ -81,7 +81,8 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 }
 
 func (c *Cluster) startPostgres(ctx context.Context) error {
-	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{DataDir: filepath.Join(c.cfg.Dir, "postgres")}, c.cfg.Logger)
+	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{
+		DataDir: filepath.Join(c.cfg.Dir, "postgres"), StatementStats: true}, c.cfg.Logger)
 	if err != nil {
 		return err
 	}

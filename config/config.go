@@ -20,14 +20,16 @@ const (
 	EnvDataDir           = "HOOKRELAY_DATA_DIR"
 	EnvPGPort            = "HOOKRELAY_PG_PORT"
 	EnvTemporalUIPort    = "HOOKRELAY_TEMPORAL_UI_PORT"
-	EnvLogLevel          = "HOOKRELAY_LOG_LEVEL"
-	EnvPublicURL         = "HOOKRELAY_PUBLIC_URL"
+	// EnvTemporalMetricsPort serves the dev server's own metrics.
+	EnvTemporalMetricsPort = "HOOKRELAY_TEMPORAL_METRICS_PORT"
+	EnvLogLevel            = "HOOKRELAY_LOG_LEVEL"
+	EnvPublicURL           = "HOOKRELAY_PUBLIC_URL"
 )
 
 // Variables are the names of every environment variable hookrelay reads.
 func Variables() []string {
 	return []string{EnvDatabaseURL, EnvTemporalAddress, EnvTemporalNamespace, EnvHTTPAddr, EnvDataDir,
-		EnvPGPort, EnvTemporalUIPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
+		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
 		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvRetention, EnvDeadLetterRetention}
@@ -54,6 +56,9 @@ type Config struct {
 	PostgresPort int
 	// TemporalUIPort is the dev Web UI's port (HOOKRELAY_TEMPORAL_UI_PORT).
 	TemporalUIPort int
+	// TemporalMetricsPort, when set, is where the dev server serves its
+	// own Prometheus metrics (HOOKRELAY_TEMPORAL_METRICS_PORT; 0: none).
+	TemporalMetricsPort int
 	// LogLevel is debug, info, warn or error (HOOKRELAY_LOG_LEVEL).
 	LogLevel slog.Level
 	// EdgeDefaults are the Event Grid on IoT Edge limits
@@ -87,6 +92,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.TemporalUIPort, err = intVar(getenv, EnvTemporalUIPort, 8233); err != nil {
+		return c, err
+	}
+	if c.TemporalMetricsPort, err = intVar(getenv, EnvTemporalMetricsPort, 0); err != nil {
 		return c, err
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(or(getenv(EnvLogLevel), "info"))); err != nil {

@@ -46,6 +46,13 @@ func newPGRunner(binDir string) (*pgRunner, error) {
 	return r, nil
 }
 
+// hasLibrary reports whether the server's library folder (beside its bin
+// folder, as Debian and PGDG lay it out) holds the shared library name.
+func (r *pgRunner) hasLibrary(name string) bool {
+	_, err := os.Stat(filepath.Join(filepath.Dir(r.binDir), "lib", name+".so"))
+	return err == nil
+}
+
 // credential converts a user to the ids exec needs.
 func credential(u *user.User) (*syscall.Credential, error) {
 	uid, err := strconv.ParseUint(u.Uid, 10, 32)

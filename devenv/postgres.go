@@ -42,6 +42,10 @@ type PostgresConfig struct {
 	// Settings are server settings ("name=value", passed as -c), for
 	// example the throwaway test clusters' fsync=off.
 	Settings []string
+	// StatementStats loads pg_stat_statements (when the server has it), so
+	// that an operator, or the benchmark, can count what each statement
+	// costs: `CREATE EXTENSION pg_stat_statements` then reads it.
+	StatementStats bool
 }
 
 // Postgres is a running cluster.
@@ -82,7 +86,11 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig, logger *slog.Logger)
 	if err := r.prepareDir(dataDir); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	p := &Postgres{runner: r, dataDir: dataDir, settings: cfg.Settings, LogPath: filepath.Join(dataDir, "postgres.log")}
+	settings := cfg.Settings
+	if cfg.StatementStats && r.hasLibrary("pg_stat_statements") {
+		settings = append(settings, "shared_preload_libraries=pg_stat_statements")
+	}
+	p := &Postgres{runner: r, dataDir: dataDir, settings: settings, LogPath: filepath.Join(dataDir, "postgres.log")}
 	if err := p.startOrReuse(ctx, cfg.Port, logger); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}

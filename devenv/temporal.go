@@ -43,6 +43,10 @@ type TemporalConfig struct {
 	// (Keyword, Text, Int, Double, Bool, Datetime, KeywordList), e.g.
 	// "EndpointId": "Keyword". They are registered on Namespace.
 	SearchAttributes map[string]string
+	// MetricsPort, when set, serves the server's Prometheus metrics on
+	// 127.0.0.1:MetricsPort/metrics (persistence calls by operation, task
+	// latencies: what a profile of the dev server reads).
+	MetricsPort int
 	// LogLevel is the server's log level (debug, info, warn, error, never);
 	// "" means warn.
 	LogLevel string
@@ -177,6 +181,9 @@ func temporalArgs(cfg TemporalConfig) []string {
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 		"--dynamic-config-value", searchAttributeCache,
+	}
+	if cfg.MetricsPort != 0 {
+		args = append(args, "--metrics-port", strconv.Itoa(cfg.MetricsPort))
 	}
 	if cfg.Headless {
 		args = append(args, "--headless")

@@ -93,6 +93,7 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 	in := workflows.DeliveryInput{
 		DeliveryID: d.ID, SubscriptionID: d.SubscriptionID, EndpointID: d.EndpointID,
 		EventType: d.EventType, URL: sub.URL, Policy: p, PublishedAt: d.CreatedAt,
+		Version: workflows.DeliveryVersion,
 	}
 	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.DeliveryStartOptions(s.Queues.OrDefault(), d.WorkflowID, in), workflows.Delivery, in)
 	var exists *serviceerror.WorkflowExecutionAlreadyStarted

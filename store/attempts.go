@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -99,38 +97,6 @@ type Counters struct {
 	// CreatedAt is when the endpoint was created: an endpoint that never
 	// succeeded counts its time without success from then.
 	CreatedAt time.Time `db:"created_at" json:"-"`
-}
-
-// countAttempt counts one request against the endpoint: its minute bucket
-// and its counters (POLICIES.md §workfront circuit breaker).
-func countAttempt(ctx context.Context, tx *sqlx.Tx, endpointID string, a Attempt) (Counters, error) {
-	fail := 0
-	if !a.Success {
-		fail = 1
-	}
-	at := a.StartedAt.Add(time.Duration(a.DurationMs * float64(time.Millisecond)))
-	if _, err := tx.ExecContext(ctx, `INSERT INTO endpoint_buckets (endpoint_id, bucket_start, attempts, failures)
-		VALUES ($1, date_trunc('minute', $2::timestamptz), 1, $3)
-		ON CONFLICT (endpoint_id, bucket_start) DO UPDATE SET
-			attempts = endpoint_buckets.attempts + 1, failures = endpoint_buckets.failures + $3`,
-		endpointID, at, fail); err != nil {
-		return Counters{}, fmt.Errorf("store: count bucket: %w", err)
-	}
-	var c Counters
-	err := tx.GetContext(ctx, &c, `UPDATE endpoints SET
-			attempts = attempts + 1,
-			failures = failures + $2,
-			consecutive_failures = CASE WHEN $2 = 1 THEN consecutive_failures + 1 ELSE 0 END,
-			last_success_at = CASE WHEN $2 = 0 THEN GREATEST(last_success_at, $3) ELSE last_success_at END,
-			last_failure_at = CASE WHEN $2 = 1 THEN GREATEST(last_failure_at, $3) ELSE last_failure_at END,
-			updated_at = now()
-		WHERE id = $1
-		RETURNING id, state, attempts, failures, consecutive_failures, last_success_at, created_at`,
-		endpointID, fail, at)
-	if err != nil {
-		return Counters{}, fmt.Errorf("store: count endpoint: %w", err)
-	}
-	return c, nil
 }
 
 // Attempts lists a delivery's attempts in order.

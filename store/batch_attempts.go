@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/hookrelay/hookrelay/policies"
 )
 
 // Error kinds of attempts rows that are not an outcome: a request sent whose
@@ -20,73 +23,135 @@ const (
 // (error kind in_flight) per delivery the request carries (one, or a batch's:
 // POLICIES.md §eventgrid-edge output batching, so that each event stays
 // traceable to its attempts). An attempt of these deliveries still open, cut
-// off by a crash, is closed first as unknown. It returns the new rows' ids,
-// for CompleteAttempts.
+// off by a crash, is closed first as unknown. as are the attempts of one
+// request: the first's attempt number and times stand for all. It takes one
+// statement, and returns the new rows' ids, in the order of as, for
+// CompleteAttempts.
 func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error) {
 	if len(as) == 0 {
 		return nil, errors.New("store: attempt of no delivery")
 	}
-	ids := make([]int64, len(as))
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		for i, a := range as {
-			if err := closeOpenAttempts(ctx, tx, a.DeliveryID); err != nil {
-				return err
-			}
-			err := tx.GetContext(ctx, &ids[i], `INSERT INTO attempts (delivery_id, attempt, try, scheduled_at,
-					started_at, duration_ms, error_kind, success)
-				SELECT $1, $2, COALESCE(max(try) + 1, 0), $3, $4, 0, $5, false
-				FROM attempts WHERE delivery_id = $1 AND attempt = $2
-				RETURNING id`, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt, KindInFlight)
-			if err != nil {
-				return fmt.Errorf("store: begin attempt: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET attempts = GREATEST(attempts, $2),
-					updated_at = now() WHERE id = $1`, a.DeliveryID, a.Attempt+1); err != nil {
-				return fmt.Errorf("store: count delivery attempt: %w", err)
-			}
-		}
-		return nil
-	})
-	return ids, err
+	ids := make([]string, len(as))
+	for i, a := range as {
+		ids[i] = a.DeliveryID
+	}
+	var rows []struct {
+		ID         int64  `db:"id"`
+		DeliveryID string `db:"delivery_id"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `WITH input AS (SELECT DISTINCT unnest($1::text[]) AS delivery_id),
+		closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
+			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5),
+		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), updated_at = now()
+			FROM input i WHERE d.id = i.delivery_id)
+		INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
+		SELECT i.delivery_id, $2, COALESCE((SELECT max(a.try) + 1 FROM attempts a
+				WHERE a.delivery_id = i.delivery_id AND a.attempt = $2), 0), $3, $4, 0, $5, false
+		FROM input i
+		RETURNING id, delivery_id`, pq.Array(ids), as[0].Attempt, as[0].ScheduledAt, as[0].StartedAt,
+		KindInFlight, KindUnknown, cutOff)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin attempts: %w", err)
+	}
+	byDelivery := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		byDelivery[r.DeliveryID] = r.ID
+	}
+	out := make([]int64, len(as))
+	for i, id := range ids {
+		out[i] = byDelivery[id]
+	}
+	return out, nil
 }
+
+// cutOff is the error message of an attempt a crash cut off.
+const cutOff = "the worker stopped before the outcome was recorded"
 
 // closeOpenAttempts closes the delivery's open attempts as unknown.
 func closeOpenAttempts(ctx context.Context, tx *sqlx.Tx, deliveryID string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE attempts SET error_kind = $2,
-			error_message = 'the worker stopped before the outcome was recorded'
-		WHERE delivery_id = $1 AND error_kind = $3`, deliveryID, KindUnknown, KindInFlight)
+	_, err := tx.ExecContext(ctx, `UPDATE attempts SET error_kind = $2, error_message = $4
+		WHERE delivery_id = $1 AND error_kind = $3`, deliveryID, KindUnknown, KindInFlight, cutOff)
 	if err != nil {
 		return fmt.Errorf("store: close open attempts: %w", err)
 	}
 	return nil
 }
 
+// Completed is what CompleteAttempts did.
+type Completed struct {
+	// Counters are the endpoint's counters after the request was counted.
+	Counters Counters
+	// Delivered is the delivery CompleteAttempts recorded as delivered
+	// (Completion.FinishDelivered), nil when it recorded none.
+	Delivered *Delivery
+}
+
 // CompleteAttempts records rec, the outcome of one request, on the open rows
 // ids that BeginAttempts made for it, and counts it once against the
 // endpoint (one bucket increment, one step of its consecutive failures),
-// since the endpoint saw one request. It runs in one transaction and returns
-// the endpoint's counters; completing the same rows twice counts them once.
-func (s *Store) CompleteAttempts(ctx context.Context, endpointID string, ids []int64, rec Attempt) (Counters, error) {
+// since the endpoint saw one request. When rec succeeded and finish names a
+// delivery, that delivery is recorded as delivered too (as FinishDelivery
+// does), so that a first attempt that succeeds ends with one statement. It
+// takes one statement and returns the endpoint's counters; completing the
+// same rows twice counts them once and finishes nothing.
+func (s *Store) CompleteAttempts(ctx context.Context, endpointID string, ids []int64, rec Attempt, finish string) (Completed, error) {
 	if len(rec.ResponseHeaders) == 0 {
 		rec.ResponseHeaders = RawJSON("{}")
 	}
-	var c Counters
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE attempts SET started_at = $2, duration_ms = $3,
-				status_code = $4, error_kind = $5, error_message = $6, response_body = $7,
-				response_headers = $8, success = $9
-			WHERE id = ANY($1) AND error_kind = $10`, pq.Array(ids), rec.StartedAt, rec.DurationMs,
-			rec.StatusCode, rec.ErrorKind, rec.ErrorMessage, rec.ResponseBody, rec.ResponseHeaders,
-			rec.Success, KindInFlight)
-		if err != nil {
-			return fmt.Errorf("store: complete attempt: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return tx.GetContext(ctx, &c, `SELECT id, state, attempts, failures, consecutive_failures,
-				last_success_at, created_at FROM endpoints WHERE id = $1`, endpointID)
-		}
-		c, err = countAttempt(ctx, tx, endpointID, rec)
-		return err
-	})
-	return c, err
+	if !rec.Success {
+		finish = ""
+	}
+	var row struct {
+		Counters
+		Policy    *string    `db:"policy"`
+		CreatedAt *time.Time `db:"delivery_created_at"`
+	}
+	err := s.db.GetContext(ctx, &row, completeSQL, pq.Array(ids), rec.StartedAt, rec.DurationMs,
+		rec.StatusCode, rec.ErrorKind, rec.ErrorMessage, rec.ResponseBody, rec.ResponseHeaders,
+		rec.Success, KindInFlight, endpointID, rec.StartedAt.Add(time.Duration(rec.DurationMs*float64(time.Millisecond))),
+		failed(rec), finish, policies.StatusDelivered)
+	if err != nil {
+		return Completed{}, fmt.Errorf("store: complete attempt: %w", err)
+	}
+	out := Completed{Counters: row.Counters}
+	if row.Policy != nil {
+		out.Delivered = &Delivery{ID: finish, Policy: *row.Policy, CreatedAt: *row.CreatedAt, Status: policies.StatusDelivered}
+	}
+	return out, nil
 }
+
+// failed is 1 for a failed request, 0 for a success, as the counters add it.
+func failed(rec Attempt) int {
+	if rec.Success {
+		return 0
+	}
+	return 1
+}
+
+// completeSQL is CompleteAttempts' statement: the rows completed (done),
+// then, only if any was, the endpoint's minute bucket and counters
+// (POLICIES.md §workfront circuit breaker) and the delivery finished; the
+// counters as they are when nothing was completed.
+var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_ms = $3,
+		status_code = $4, error_kind = $5, error_message = $6, response_body = $7,
+		response_headers = $8, success = $9
+		WHERE id = ANY($1) AND error_kind = $10 RETURNING delivery_id),
+	bucket AS (INSERT INTO endpoint_buckets (endpoint_id, bucket_start, attempts, failures)
+		SELECT $11, date_trunc('minute', $12::timestamptz), 1, $13 WHERE EXISTS (SELECT 1 FROM done)
+		ON CONFLICT (endpoint_id, bucket_start) DO UPDATE SET
+			attempts = endpoint_buckets.attempts + 1, failures = endpoint_buckets.failures + $13),
+	counted AS (UPDATE endpoints SET attempts = attempts + 1, failures = failures + $13,
+			consecutive_failures = CASE WHEN $13 = 1 THEN consecutive_failures + 1 ELSE 0 END,
+			last_success_at = CASE WHEN $13 = 0 THEN GREATEST(last_success_at, $12) ELSE last_success_at END,
+			last_failure_at = CASE WHEN $13 = 1 THEN GREATEST(last_failure_at, $12) ELSE last_failure_at END,
+			updated_at = now()
+		WHERE id = $11 AND EXISTS (SELECT 1 FROM done)
+		RETURNING id, state, attempts, failures, consecutive_failures, last_success_at, created_at),
+	finished AS (UPDATE deliveries SET status = $15, final_reason = '', next_attempt_at = NULL,
+			finished_at = now(), updated_at = now()
+		WHERE id = $14 AND status NOT IN ` + finalSQL + ` AND EXISTS (SELECT 1 FROM done)
+		RETURNING policy, created_at)
+	SELECT c.*, f.policy, f.created_at AS delivery_created_at FROM counted c LEFT JOIN finished f ON true
+	UNION ALL
+	SELECT id, state, attempts, failures, consecutive_failures, last_success_at, created_at, NULL, NULL
+	FROM endpoints WHERE id = $11 AND NOT EXISTS (SELECT 1 FROM done)`

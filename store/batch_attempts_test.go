@@ -46,7 +46,8 @@ func TestAttemptsBeginAndComplete(t *testing.T) {
 	}
 	complete := func(rows []int64, want int64) {
 		t.Helper()
-		c, err := st.CompleteAttempts(ctx, sub.EndpointID, rows, store.Attempt{StartedAt: time.Now(), StatusCode: 500, ErrorKind: "http_status"})
+		done, err := st.CompleteAttempts(ctx, sub.EndpointID, rows, store.Attempt{StartedAt: time.Now(), StatusCode: 500, ErrorKind: "http_status"}, "")
+		c := done.Counters
 		if err != nil || c.Attempts != want || c.ConsecutiveFailures != want {
 			t.Errorf("counters %+v (%v), want %d attempts and consecutive failures", c, err, want)
 		}

@@ -61,7 +61,7 @@ func (e retentionEnv) attempt(d store.Delivery, n int, complete bool) {
 	if !complete {
 		return
 	}
-	if _, err := e.st.CompleteAttempts(e.ctx, d.EndpointID, ids, store.Attempt{StartedAt: now, StatusCode: 500}); err != nil {
+	if _, err := e.st.CompleteAttempts(e.ctx, d.EndpointID, ids, store.Attempt{StartedAt: now, StatusCode: 500}, ""); err != nil {
 		e.t.Fatal(err)
 	}
 }

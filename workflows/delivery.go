@@ -30,6 +30,10 @@ type DeliveryInput struct {
 	// §eventgrid), however late the workflow started (after a crash, or a
 	// validation handshake). Zero: from the workflow's start.
 	PublishedAt time.Time
+	// Version is the version of the workflow's code the delivery was
+	// started with (DeliveryVersion); zero for deliveries started before
+	// it was carried here, which ask workflow.GetVersion instead.
+	Version int
 }
 
 // DeliveryResult is how a Delivery ended.
@@ -45,10 +49,14 @@ type DeliveryResult struct {
 // delivered, dead-lettered, dropped or queued.
 func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d := &delivery{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.DeliveryID)}, in: in}
-	v := workflow.GetVersion(ctx, changeLocalBookkeeping, workflow.DefaultVersion, versionFinishInAttempt)
+	v := workflow.Version(in.Version)
+	if v < versionInInput {
+		v = workflow.GetVersion(ctx, changeLocalBookkeeping, workflow.DefaultVersion, versionFinishInAttempt)
+	}
 	d.localBookkeeping = v >= 1
 	d.localFirstAttempt = v >= versionLocalFirstAttempt
 	d.finishInAttempt = v >= versionFinishInAttempt
+	d.quietSuccess = v >= versionInInput
 	return d.run(d, in.PublishedAt)
 }
 
@@ -62,11 +70,22 @@ const changeLocalBookkeeping = "local-bookkeeping"
 // Versions of changeLocalBookkeeping: from versionLocalFirstAttempt the
 // first attempt runs as a local activity; from versionFinishInAttempt a
 // successful first attempt also records the delivery as delivered, so the
-// workflow runs no Finish after it (finish).
+// workflow runs no Finish after it (finish). From versionInInput (issue 22)
+// the version comes with the input (DeliveryInput.Version) and the workflow
+// does not call GetVersion: that call costs every new delivery a marker and
+// an upsert of TemporalChangeVersion, two of its nine history events. The
+// version is fixed when the delivery starts, so replay sees the same one; a
+// later change of the workflow's commands raises DeliveryVersion and tests
+// d.version as it would test GetVersion's answer.
 const (
 	versionLocalFirstAttempt = 2
 	versionFinishInAttempt   = 3
+	versionInInput           = 4
 )
+
+// DeliveryVersion is the version of the Delivery workflow's code that
+// deliveries start with now; the starter puts it in DeliveryInput.Version.
+const DeliveryVersion = versionInInput
 
 type delivery struct {
 	retries
@@ -79,6 +98,11 @@ type delivery struct {
 	localFirstAttempt, firstDone bool
 	// finishInAttempt is true from versionFinishInAttempt on.
 	finishInAttempt bool
+	// quietSuccess is true from versionInInput on: the delivery starts
+	// without DeliveryStatus (DeliveryStartOptions), and one delivered
+	// with no status recorded before (upserted false: its first attempt
+	// succeeded) closes without one too.
+	quietSuccess, upserted bool
 }
 
 // attempt runs the Deliver activity once: the first attempt as a local
@@ -153,7 +177,9 @@ func (d *delivery) setStatus(status policies.Status, next *time.Time) string {
 	return res.EndpointState
 }
 
+// upsert sets the search attributes DeliveryStatus and Attempts.
 func (d *delivery) upsert(status policies.Status) {
+	d.upserted = true
 	err := workflow.UpsertTypedSearchAttributes(d.ctx,
 		AttrDeliveryStatus.ValueSet(string(status)), AttrAttempts.ValueSet(int64(d.pr.Attempts)))
 	if err != nil {
@@ -161,8 +187,12 @@ func (d *delivery) upsert(status policies.Status) {
 	}
 }
 
+// finish records how the delivery ended: its search attributes (but for a
+// quiet success) and, unless its attempt did, its status in PostgreSQL.
 func (d *delivery) finish(status policies.Status, reason string) (DeliveryResult, error) {
-	d.upsert(status)
+	if !d.quietSuccess || d.upserted || status != policies.StatusDelivered {
+		d.upsert(status)
+	}
 	if status == policies.StatusDelivered && d.last.Finished {
 		return DeliveryResult{Status: status, Attempts: d.pr.Attempts}, nil // the attempt recorded it
 	}

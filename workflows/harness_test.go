@@ -132,7 +132,7 @@ func newFixtureOn(t *testing.T, st *store.Store, policy, retryPolicy string, scr
 func (f *fixture) input() workflows.DeliveryInput {
 	return workflows.DeliveryInput{
 		DeliveryID: f.delivery.ID, SubscriptionID: f.sub.ID, EndpointID: f.sub.EndpointID,
-		EventType: f.eventType, URL: f.sub.URL, Policy: f.policy,
+		EventType: f.eventType, URL: f.sub.URL, Policy: f.policy, Version: workflows.DeliveryVersion,
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hookrelay/hookrelay/policies"
 )
 
 // DefaultQueuePrefix names the task queues hookrelay runs on by default.
@@ -85,11 +84,15 @@ func DeliveryWorkflowID(eventID, subscriptionID, followUpID string) string {
 
 // DeliveryStartOptions are the options a Delivery workflow is started with:
 // its deterministic id (never reused, so a delivery runs once however often
-// it is started), its search attributes and a memo with the URL. Eager start
-// hands the first workflow task straight to a worker of the starting client
-// (`hookrelay dev` shares one client between the API and the worker), which
-// then makes the first attempt without a trip through matching; without
-// such a worker (`hookrelay api` apart) the start is a normal one.
+// it is started), the search attributes that find it and a memo with the
+// URL. DeliveryStatus and Attempts are not set at the start: a delivery gets
+// them when it first leaves the common path (a failed or held-back attempt),
+// so one that succeeds at its first attempt costs the server no status
+// upsert and closes as Completed with no DeliveryStatus (README, "In the
+// Temporal Web UI"). Eager start hands the first workflow task straight to a
+// worker of the starting client (the API's own), which then makes the first
+// attempt without a trip through matching; without such a worker the start
+// is a normal one.
 func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    workflowID,
@@ -101,8 +104,6 @@ func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.
 			AttrSubscriptionID.ValueSet(in.SubscriptionID),
 			AttrEventType.ValueSet(in.EventType),
 			AttrPolicy.ValueSet(in.Policy.Name),
-			AttrDeliveryStatus.ValueSet(string(policies.StatusPending)),
-			AttrAttempts.ValueSet(0),
 		),
 		Memo: map[string]any{"url": in.URL},
 	}

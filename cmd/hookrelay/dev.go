@@ -83,7 +83,7 @@ func (a *app) startDevPostgres(ctx context.Context) (dataDir string, stop func()
 		return dataDir, func() {}, nil
 	}
 	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{
-		DataDir: filepath.Join(dataDir, "postgres"), Port: a.cfg.PostgresPort,
+		DataDir: filepath.Join(dataDir, "postgres"), Port: a.cfg.PostgresPort, StatementStats: true,
 	}, a.logger)
 	if err != nil {
 		return "", nil, err
@@ -120,6 +120,7 @@ func (a *app) startTemporal(ctx context.Context, dataDir string) (*devenv.Tempor
 		DBFile:           filepath.Join(dataDir, "temporal.db"),
 		Port:             port,
 		UIPort:           a.cfg.TemporalUIPort,
+		MetricsPort:      a.cfg.TemporalMetricsPort,
 		Namespace:        a.cfg.TemporalNamespace,
 		SearchAttributes: workflows.SearchAttributes(),
 	}, a.logger)
