@@ -24,11 +24,11 @@ type devServer struct {
 	pgURL    string // hookrelay's database
 	// temporalMetrics is the dev server's own /metrics, "" when not served.
 	temporalMetrics string
-	dataDir  string
-	logPath  string // hookrelay's own output (stdout and stderr)
-	cmd      *exec.Cmd
-	done     chan struct{}
-	startup  time.Duration
+	dataDir         string
+	logPath         string // hookrelay's own output (stdout and stderr)
+	cmd             *exec.Cmd
+	done            chan struct{}
+	startup         time.Duration
 }
 
 // startDev builds hookrelay and runs `hookrelay dev` until the API is ready.

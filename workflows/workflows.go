@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
 )
 
 // DefaultQueuePrefix names the task queues hookrelay runs on by default.
