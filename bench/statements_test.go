@@ -33,7 +33,14 @@ func openStats(url string) (*pgStats, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := db.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+	_, err = db.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	if err == nil { // planning time too, from the next statement on
+		_, err = db.ExecContext(ctx, `ALTER SYSTEM SET pg_stat_statements.track_planning = on`)
+	}
+	if err == nil {
+		_, err = db.ExecContext(ctx, `SELECT pg_reload_conf()`)
+	}
+	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("pg_stat_statements: %w", err)
 	}
@@ -56,7 +63,7 @@ func (p *pgStats) reset() error {
 func (p *pgStats) report(deliveries int) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rows, err := p.db.QueryContext(ctx, `SELECT calls, total_exec_time, regexp_replace(query, '\s+', ' ', 'g')
+	rows, err := p.db.QueryContext(ctx, `SELECT calls, total_exec_time, total_plan_time, regexp_replace(query, '\s+', ' ', 'g')
 		FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 		  AND query NOT LIKE '%pg_stat_%' ORDER BY calls DESC`)
@@ -68,19 +75,20 @@ func (p *pgStats) report(deliveries int) (string, error) {
 	var total int64
 	for rows.Next() {
 		var calls int64
-		var ms float64
+		var ms, plan float64
 		var q string
-		if err := rows.Scan(&calls, &ms, &q); err != nil {
+		if err := rows.Scan(&calls, &ms, &plan, &q); err != nil {
 			return "", err
 		}
 		total += calls
 		if float64(calls)/float64(deliveries) >= 0.01 || ms/float64(deliveries) >= 0.01 {
-			fmt.Fprintf(&b, "  %6.2f calls %7.3f ms  %.100s\n", float64(calls)/float64(deliveries), ms/float64(deliveries), q)
+			fmt.Fprintf(&b, "  %6.2f calls, %6.3f ms planning, %6.3f ms executing  %.90s\n",
+				float64(calls)/float64(deliveries), plan/float64(deliveries), ms/float64(deliveries), q)
 		}
 	}
 	var syncs int64
 	err = p.db.QueryRowContext(ctx, `SELECT wal_sync FROM pg_stat_wal`).Scan(&syncs)
-	head := fmt.Sprintf("%.2f statements and %.2f WAL flushes (fsync; the whole server's) per delivery (%d deliveries); per statement, calls and execution time per delivery:",
+	head := fmt.Sprintf("%.2f statements and %.2f WAL flushes (fsync; the whole server's) per delivery (%d deliveries); per statement, per delivery:",
 		float64(total)/float64(deliveries), float64(syncs-p.syncs)/float64(deliveries), deliveries)
 	return head + "\n" + b.String(), errors.Join(err, rows.Err())
 }

@@ -32,7 +32,7 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvRetention, EnvDeadLetterRetention}
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -70,6 +70,12 @@ type Config struct {
 	Metrics Metrics
 	// Temporal is the Temporal connection's TLS and API key.
 	Temporal Temporal
+	// APIWorker makes `hookrelay api` run a worker on the workflows' task
+	// queue (HOOKRELAY_API_WORKER, default true), so that the deliveries
+	// it starts start eagerly there and make their first attempt in the
+	// process that stored them; false leaves all delivery work to
+	// `hookrelay worker`.
+	APIWorker bool
 	// WorkerConcurrency bounds the attempts in flight on each of a worker's
 	// delivery queues (HOOKRELAY_WORKER_CONCURRENCY, default 200).
 	WorkerConcurrency int

@@ -15,6 +15,7 @@ const (
 	EnvTemporalTLSServerName = "TEMPORAL_TLS_SERVER_NAME"
 	EnvTemporalAPIKey        = "TEMPORAL_API_KEY"
 	EnvWorkerConcurrency     = "HOOKRELAY_WORKER_CONCURRENCY"
+	EnvAPIWorker             = "HOOKRELAY_API_WORKER"
 )
 
 // Temporal is how hookrelay connects to Temporal beyond its address and
@@ -54,5 +55,11 @@ func (c *Config) loadTemporal(getenv func(string) string) error {
 		return fmt.Errorf("config: %s: want 1-65535 attempts in flight per queue", EnvWorkerConcurrency)
 	}
 	c.WorkerConcurrency = n
+	c.APIWorker = true
+	if v := getenv(EnvAPIWorker); v != "" {
+		if c.APIWorker, err = strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("config: %s=%q: want true or false", EnvAPIWorker, v)
+		}
+	}
 	return nil
 }

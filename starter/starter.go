@@ -90,6 +90,9 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 	if err != nil {
 		return err
 	}
+	// The workflow needs the policy's rules, not its prose: the description
+	// and the section it cites stay out of its input, and of every history.
+	p.Description, p.Section = "", ""
 	in := workflows.DeliveryInput{
 		DeliveryID: d.ID, SubscriptionID: d.SubscriptionID, EndpointID: d.EndpointID,
 		EventType: d.EventType, URL: sub.URL, Policy: p, PublishedAt: d.CreatedAt,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -47,7 +49,7 @@ type Target struct {
 // for.
 func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	var t Target
-	err := s.db.GetContext(ctx, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
+	err := sqlx.GetContext(ctx, s.prep, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
 			s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
 			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END

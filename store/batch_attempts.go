@@ -39,7 +39,7 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 		ID         int64  `db:"id"`
 		DeliveryID string `db:"delivery_id"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `WITH input AS (SELECT DISTINCT unnest($1::text[]) AS delivery_id),
+	err := sqlx.SelectContext(ctx, s.prep, &rows, `WITH input AS (SELECT DISTINCT unnest($1::text[]) AS delivery_id),
 		closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
 			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5),
 		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), updated_at = now()
@@ -106,7 +106,7 @@ func (s *Store) CompleteAttempts(ctx context.Context, endpointID string, ids []i
 		Policy    *string    `db:"policy"`
 		CreatedAt *time.Time `db:"delivery_created_at"`
 	}
-	err := s.db.GetContext(ctx, &row, completeSQL, pq.Array(ids), rec.StartedAt, rec.DurationMs,
+	err := sqlx.GetContext(ctx, s.prep, &row, completeSQL, pq.Array(ids), rec.StartedAt, rec.DurationMs,
 		rec.StatusCode, rec.ErrorKind, rec.ErrorMessage, rec.ResponseBody, rec.ResponseHeaders,
 		rec.Success, KindInFlight, endpointID, rec.StartedAt.Add(time.Duration(rec.DurationMs*float64(time.Millisecond))),
 		failed(rec), finish, policies.StatusDelivered)

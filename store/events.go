@@ -68,7 +68,7 @@ type PublishResult struct {
 // transaction of its own: the subscriptions are matched, then the event and
 // its deliveries inserted in one statement.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
-	return publishOn(ctx, s.db, ev)
+	return publishOn(ctx, s.prep, ev)
 }
 
 // publishTx is Publish within tx.

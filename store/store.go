@@ -37,6 +37,8 @@ var (
 // Store is the PostgreSQL-backed store.
 type Store struct {
 	db *sqlx.DB
+	// prep runs the delivery path's statements prepared.
+	prep *prepared
 }
 
 // Open connects to PostgreSQL at url and checks the connection.
@@ -52,7 +54,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, prep: &prepared{db: db}}, nil
 }
 
 // Migrate applies the schema migrations.
@@ -69,7 +71,10 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close closes the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.prep.close()
+	return s.db.Close()
+}
 
 // DB exposes the pool to tests and benchmarks that check stored rows.
 func (s *Store) DB() *sqlx.DB { return s.db }

@@ -51,6 +51,12 @@ type Options struct {
 	// DeadLetterRetention is how long dead letters are kept
 	// (HOOKRELAY_DEAD_LETTER_RETENTION); zero keeps them forever.
 	DeadLetterRetention time.Duration
+	// MainQueueOnly runs the worker of the workflows' task queue alone
+	// (workflow tasks and the local activities they run: first attempts
+	// and bookkeeping), as `hookrelay api` does so that the deliveries it
+	// starts start eagerly in its own process; retries and the rest stay
+	// with `hookrelay worker`.
+	MainQueueOnly bool
 }
 
 // Queues are the task queues the options name.
@@ -70,6 +76,11 @@ func Register(main, deliveries, retries sdkworker.Registry, acts *activities.Act
 	deliveries.RegisterActivityWithOptions(acts.Deliver, deliver)
 	retries.RegisterActivityWithOptions(acts.Deliver, deliver)
 	registerEventGrid(main, deliveries, retries, acts)
+}
+
+// queueNames names the first n of the task queues q, main first.
+func queueNames(q workflows.Queues, n int) []string {
+	return []string{q.Main, q.Deliveries, q.Retries}[:n]
 }
 
 // Run serves the task queues until ctx ends.
@@ -101,6 +112,9 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	retries := sdkworker.New(c, q.Retries, httpOpts)
 	Register(main, deliveries, retries, acts)
 	ws := []sdkworker.Worker{main, deliveries, retries}
+	if opts.MainQueueOnly {
+		ws = ws[:1]
+	}
 	stop = func() {
 		for _, w := range ws {
 			w.Stop()
@@ -114,7 +128,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 			return nil, fmt.Errorf("worker: start: %w", err)
 		}
 	}
-	logger.InfoContext(ctx, "worker_started", "task_queues", []string{q.Main, q.Deliveries, q.Retries})
+	logger.InfoContext(ctx, "worker_started", "task_queues", queueNames(q, len(ws)))
 	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults, Queues: q, Metrics: opts.Metrics}
 	acts.StartDeliveries = s.Start
 	if opts.SweepInterval > 0 {

@@ -106,6 +106,17 @@ func (a *app) api(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer c.Close()
+	if a.cfg.APIWorker {
+		// Eager start: the deliveries this API starts begin in this worker,
+		// which makes their first attempt (worker.Options.MainQueueOnly).
+		opts := a.workerOptions(false)
+		opts.MainQueueOnly, opts.SweepInterval = true, 0
+		stop, err := worker.Start(ctx, c, st, a.logger, opts)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	return a.serve(ctx, st, c, auth, a.guard(false))
 }
 

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/devenv"
+	"github.com/hookrelay/hookrelay/testenv"
+)
+
+// TestAPIMakesFirstAttempts: issue 22. `hookrelay api` runs a worker on the
+// workflows' task queue (HOOKRELAY_API_WORKER, on by default), so that the
+// deliveries it starts start eagerly in its own process and make their
+// first attempt there: with no `hookrelay worker` at all on the namespace,
+// a publication reaches its receiver and ends delivered.
+func TestAPIMakesFirstAttempts(t *testing.T) {
+	t.Parallel()
+	srv := testenv.TemporalServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	port, err := devenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
+		"TEMPORAL_NAMESPACE": fmt.Sprintf("apiworker-%d", time.Now().UnixNano()), "HOOKRELAY_HTTP_ADDR": addr,
+		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"})
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"setup", "--create-namespace"}, e, &out, &errOut); err != nil {
+		t.Fatalf("setup: %v\n%s", err, errOut.String())
+	}
+	got := make(chan string, 1)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Webhook-Id")
+	}))
+	defer rcv.Close()
+	apiCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- run(apiCtx, []string{"api"}, e, io.Discard, io.Discard) }()
+	defer func() { stop(); <-done }()
+	base := "http://" + addr
+	if err := devenv.WaitReady(base+"/readyz", time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	post(t, base+"/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["a"], "policy": "eventgrid"}`)
+	post(t, base+"/v1/events", `{"id": "ev-1", "type": "a", "data": {}}`)
+	select {
+	case id := <-got:
+		if id != "ev-1" {
+			t.Fatalf("receiver got %q", id)
+		}
+	case <-ctx.Done():
+		t.Fatal("no attempt reached the receiver: the API made no first attempt")
+	}
+	waitDelivered(ctx, t, base+"/v1/events/ev-1")
+}
+
+// post POSTs body to url and fails the test unless it is accepted.
+func post(t *testing.T, url, body string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %s %s", url, resp.Status, b)
+	}
+}
+
+// waitDelivered polls the event at url until its delivery is delivered.
+func waitDelivered(ctx context.Context, t *testing.T, url string) {
+	t.Helper()
+	for ctx.Err() == nil {
+		var ev struct {
+			Deliveries []struct {
+				Status string `json:"status"`
+			} `json:"deliveries"`
+		}
+		if resp, err := http.Get(url); err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&ev)
+			resp.Body.Close()
+		}
+		if len(ev.Deliveries) == 1 && ev.Deliveries[0].Status == "delivered" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the delivery never ended delivered")
+}
