@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -226,41 +228,75 @@ func (r *shippedRun) fanOut() {
 	})
 }
 
-// histories counts the history events of up to ten workflows of each
+// histories counts the history events, and the billable Temporal Cloud
+// actions they stand for (billableActions), of up to ten workflows of each
 // saturated phase.
 func (r *shippedRun) histories() {
 	for _, key := range []string{"floor", "baseline", "hookrelay"} {
 		name := key + " saturated"
-		total, n, types := 0, 0, ""
+		events, actions, n, types := 0, 0, 0, ""
 		for _, id := range r.results[name].workflowIDs {
-			events, t, err := history(r.c, id)
+			h, err := history(r.c, id)
 			if err != nil {
 				r.b.Errorf("history of %s: %v", id, err)
 				continue
 			}
-			total, n, types = total+events, n+1, t
+			events, actions, n, types = events+len(h), actions+billableActions(h), n+1, eventTypes(h)
 		}
 		if n > 0 {
-			r.extra["history "+name] = fmt.Sprintf("%.1f", float64(total)/float64(n))
-			r.printf("history events per first-attempt delivery, %s: %.1f (mean of %d), e.g. %s", name, float64(total)/float64(n), n, types)
+			r.extra["history "+name] = fmt.Sprintf("%.1f events, %.1f actions", float64(events)/float64(n), float64(actions)/float64(n))
+			r.printf("history per first-attempt delivery, %s: %s (mean of %d), e.g. %s", name, r.extra["history "+name], n, types)
 		}
 	}
 }
 
-// history counts a closed workflow's events and lists their types.
-func history(c client.Client, id string) (int, string, error) {
+// history is a closed workflow's events.
+func history(c client.Client, id string) ([]*historypb.HistoryEvent, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	it := c.GetWorkflowHistory(ctx, id, "", false, 0)
-	var types []string
+	var events []*historypb.HistoryEvent
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
-			return 0, "", err
+			return nil, err
 		}
-		types = append(types, strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_"))
+		events = append(events, e)
 	}
-	return len(types), strings.Join(types, " "), nil
+	return events, nil
+}
+
+// eventTypes lists the events' types.
+func eventTypes(h []*historypb.HistoryEvent) string {
+	types := make([]string, len(h))
+	for i, e := range h {
+		types[i] = strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
+	}
+	return strings.Join(types, " ")
+}
+
+// billableActions estimates the Temporal Cloud actions a history stands
+// for, as Temporal Cloud counts them from histories: the start, every
+// activity scheduled, the local activities of one workflow task as one,
+// every timer, signal and search-attribute upsert. Version markers are
+// not counted.
+func billableActions(h []*historypb.HistoryEvent) int {
+	n, localInTask := 0, false
+	for _, e := range h {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+			enumspb.EVENT_TYPE_TIMER_STARTED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+			enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			n++
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			localInTask = false
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" && !localInTask {
+				n, localInTask = n+1, true
+			}
+		}
+	}
+	return n
 }
 
 // envSeconds reads a duration in seconds from the environment.

@@ -25,7 +25,7 @@ func (r *shippedRun) summary() {
 	line("\n===== summary: %s =====", r.target)
 	line("%s", strings.SplitN(r.log.String(), "\n", 2)[0])
 	line("took %s; the machine's load before each phase is in the phase lines above", r.extra["total"])
-	line("| system | saturated/s (%d events, %d publishers) | × floor | publish→receipt p50 / p95 / p99 at 50/s | publish answer p99 at 50/s | history events |",
+	line("| system | saturated/s (%d events, %d publishers) | × floor | publish→receipt p50 / p95 / p99 at 50/s | publish answer p99 at 50/s | history per delivery |",
 		shippedSaturated, shippedPublishers)
 	line("|---|---|---|---|---|---|")
 	for _, row := range summaryRows {
