@@ -62,8 +62,10 @@ bench-extra: bootstrap
 bench-hostile: bootstrap
 	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench '^BenchmarkHostileRSS$$' -benchtime 1x -timeout 30m ./bench/
 
+# fuzz: the SAP where parser, then the page-token decoder (about 7 minutes).
 fuzz:
 	go test -run '^$$' -fuzz FuzzParse -fuzztime 5m -fuzzminimizetime 2s ./where/
+	go test -run '^$$' -fuzz FuzzPageToken -fuzztime 2m -fuzzminimizetime 2s ./api/
 
 clean:
 	rm -rf bin .hookrelay

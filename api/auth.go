@@ -56,24 +56,39 @@ func parseAuthorization(h string) (org, user string, err error) {
 		value = strings.TrimSpace(value)
 		switch strings.ToLower(scheme) {
 		case "user":
-			if user != "" {
-				return "", "", errors.New("the User part is given twice")
-			}
-			user = value
+			err = setSecret(&user, "User", value)
 		case "organization":
-			if org != "" {
-				return "", "", errors.New("the Organization part is given twice")
-			}
-			org = value
+			err = setSecret(&org, "Organization", value)
 		case "element":
 		default:
-			return "", "", fmt.Errorf("unknown authorization part %q", scheme)
+			err = fmt.Errorf("unknown authorization part %q", scheme)
+		}
+		if err != nil {
+			return "", "", err
 		}
 	}
-	if user == "" || org == "" {
+	switch {
+	case user == "" && org == "":
 		return "", "", errors.New("both User and Organization secrets are required")
+	case user == "":
+		return "", "", errors.New("the User secret is missing")
+	case org == "":
+		return "", "", errors.New("the Organization secret is missing")
 	}
 	return org, user, nil
+}
+
+// setSecret sets *secret to value, the secret of the SAP authorization part
+// named part, unless it is missing or the part was given before.
+func setSecret(secret *string, part, value string) error {
+	switch {
+	case value == "":
+		return fmt.Errorf("the %s part has no secret", part)
+	case *secret != "":
+		return fmt.Errorf("the %s part is given twice", part)
+	}
+	*secret = value
+	return nil
 }
 
 // authenticate finds who calls: the admin key or an account's API key
@@ -86,9 +101,13 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if public(c.Path()) {
 			return next(c)
 		}
-		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		_, sent := c.Request().Header[echo.HeaderAuthorization]
+		h := strings.TrimSpace(c.Request().Header.Get(echo.HeaderAuthorization))
 		if h == "" {
-			if !s.Auth.Open {
+			switch {
+			case sent && !s.Auth.Open:
+				return unauthorized("the Authorization header is empty: send Authorization: Bearer <API key>")
+			case !s.Auth.Open:
 				return unauthorized("credentials are required: Authorization: Bearer <API key>")
 			}
 			c.Set(ctxAccount, store.DefaultAccount)
@@ -113,11 +132,23 @@ func public(path string) bool {
 	return false
 }
 
+// bearer reports whether the Authorization header h uses the Bearer scheme,
+// and its token ("" when none follows the scheme).
+func bearer(h string) (token string, ok bool) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(h), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
 // identify sets who the Authorization header h names.
 func (s *Server) identify(c echo.Context, h string) error {
 	ctx := c.Request().Context()
-	if scheme, token, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
-		token = strings.TrimSpace(token)
+	if token, ok := bearer(h); ok {
+		if token == "" {
+			return unauthorized("the API key is missing after Bearer: send Authorization: Bearer <API key>")
+		}
 		if sameSecret(token, s.Auth.AdminKey) {
 			c.Set(ctxAdmin, true)
 			return nil

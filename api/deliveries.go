@@ -50,7 +50,7 @@ func (s *Server) followUp(c echo.Context, prev store.Delivery, redrive bool) err
 }
 
 func (s *Server) listDeadLetters(c echo.Context) error {
-	f, err := listFilter(c)
+	f, err := listFilter(c, "dl")
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (s *Server) listDeadLetters(c echo.Context) error {
 // listDeliveries lists the account's deliveries, oldest first, filtered by
 // status, subscription, endpoint and creation time, a page at a time.
 func (s *Server) listDeliveries(c echo.Context) error {
-	f, err := listFilter(c)
+	f, err := listFilter(c, "dlv")
 	if err != nil {
 		return err
 	}
@@ -90,15 +90,18 @@ func nextCursor(n, limit int, lastID func() string) string {
 }
 
 // listFilter reads a list's query: subscription_id, endpoint_id, since,
-// until (RFC 3339), cursor and limit (1-1000, default 100).
-func listFilter(c echo.Context) (store.ListFilter, error) {
+// until (RFC 3339), cursor (the id of a row with prefix, listCursor) and
+// limit (1-1000, default 100).
+func listFilter(c echo.Context, prefix string) (store.ListFilter, error) {
 	f := store.ListFilter{
 		SubscriptionID: c.QueryParam("subscription_id"),
 		EndpointID:     c.QueryParam("endpoint_id"),
-		After:          c.QueryParam("cursor"),
 		Limit:          100,
 	}
 	var err error
+	if f.After, err = listCursor(c, prefix); err != nil {
+		return f, err
+	}
 	if f.Since, err = queryTime(c, "since"); err != nil {
 		return f, err
 	}

@@ -25,7 +25,7 @@ func (s *Server) registerRecovery(g *echo.Group) {
 // listEvents lists the account's events, oldest first, without their data,
 // filtered by type and creation time, a page at a time.
 func (s *Server) listEvents(c echo.Context) error {
-	f, err := listFilter(c)
+	f, err := listFilter(c, "evt")
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/base64"
 	"net/http"
 	"strconv"
 	"strings"
@@ -103,29 +102,6 @@ func pageSize(c echo.Context) (int, error) {
 		return 0, invalid("pageSize", "pageSize must be a whole number from 1 to %d, got %q", MaxPageSize, v)
 	}
 	return n, nil
-}
-
-// encodeCursor makes the page token that starts after d.
-func encodeCursor(d store.QueuedDelivery) string {
-	raw := d.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + d.ID
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
-
-func decodeCursor(token string) (store.QueueCursor, error) {
-	if token == "" {
-		return store.QueueCursor{}, nil
-	}
-	bad := invalid("nextPage", "nextPage must be a token from the %s header", HeaderNextPage)
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return store.QueueCursor{}, bad
-	}
-	ts, id, ok := strings.Cut(string(raw), "|")
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if !ok || err != nil || id == "" {
-		return store.QueueCursor{}, bad
-	}
-	return store.QueueCursor{CreatedAt: t, ID: id}, nil
 }
 
 // pullQueue answers GET /notifications/subscriptions/deliveries?where=...:

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -86,6 +87,17 @@ func NewID(prefix string) string {
 		panic(fmt.Sprintf("store: crypto/rand: %v", err))
 	}
 	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// IsID reports whether id has the shape NewID gives ids with prefix: the
+// prefix, "_" and 20 lowercase hexadecimal digits.
+func IsID(prefix, id string) bool {
+	rest, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(rest) != 20 || strings.ToLower(rest) != rest {
+		return false
+	}
+	_, err := hex.DecodeString(rest)
+	return err == nil
 }
 
 // inTx runs fn in a transaction, committing when it returns nil.
