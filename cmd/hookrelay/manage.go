@@ -48,6 +48,19 @@ func (o output) show(e *session, resp hookrelay.Response, fill func(t *table)) e
 	return t.flush()
 }
 
+// reply prints a generated operation's answer, or returns its error (the
+// API's, as hookrelay.Check makes it):
+//
+//	return reply(e, c.output, func(t *table, r *hookrelay.GetEventResponse) { … })(api.GetEventWithResponse(e.ctx, id))
+func reply[R hookrelay.Response](e *session, o output, fill func(t *table, r R)) func(R, error) error {
+	return func(resp R, err error) error {
+		if resp, err = hookrelay.Check(resp, err); err != nil {
+			return err
+		}
+		return o.show(e, resp, func(t *table) { fill(t, resp) })
+	}
+}
+
 // table writes aligned columns.
 type table struct{ w *tabwriter.Writer }
 

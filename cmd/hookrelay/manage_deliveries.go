@@ -34,14 +34,10 @@ func (c *deliveriesListCmd) Run(e *session, api *hookrelay.Client) error {
 	params := &hookrelay.ListDeliveriesParams{Status: some(hookrelay.DeliveryStatus(c.Status)),
 		SubscriptionID: some(c.Subscription), EndpointID: some(c.Endpoint), Since: c.Since.ptr(), Until: c.Until.ptr(),
 		Limit: some(c.Limit), Cursor: some(c.Cursor)}
-	resp, err := hookrelay.Check(api.ListDeliveriesWithResponse(e.ctx, params))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
-		deliveryTable(t, resp.JSON200.Deliveries)
-		more(t, resp.JSON200.NextCursor)
-	})
+	return reply(e, c.output, func(t *table, r *hookrelay.ListDeliveriesResponse) {
+		deliveryTable(t, r.JSON200.Deliveries)
+		more(t, r.JSON200.NextCursor)
+	})(api.ListDeliveriesWithResponse(e.ctx, params))
 }
 
 // deliveryTable writes deliveries, one a line.
@@ -59,11 +55,9 @@ type deliveriesGetCmd struct {
 
 // Run reads the delivery and its attempts.
 func (c *deliveriesGetCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.GetDeliveryWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { deliveryDetail(t, resp.JSON200) })
+	return reply(e, c.output, func(t *table, r *hookrelay.GetDeliveryResponse) {
+		deliveryDetail(t, r.JSON200)
+	})(api.GetDeliveryWithResponse(e.ctx, c.ID))
 }
 
 // deliveryDetail writes a delivery, one field a line, then its attempts.
@@ -95,11 +89,9 @@ type deliveriesRetryCmd struct {
 
 // Run retries the delivery.
 func (c *deliveriesRetryCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.RetryDeliveryWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { deliveryTable(t, []hookrelay.Delivery{*resp.JSON202}) })
+	return reply(e, c.output, func(t *table, r *hookrelay.RetryDeliveryResponse) {
+		deliveryTable(t, []hookrelay.Delivery{*r.JSON202})
+	})(api.RetryDeliveryWithResponse(e.ctx, c.ID))
 }
 
 // deadLettersCmd is `hookrelay dead-letters …`.
@@ -119,14 +111,10 @@ type deadLettersListCmd struct {
 func (c *deadLettersListCmd) Run(e *session, api *hookrelay.Client) error {
 	params := &hookrelay.ListDeadLettersParams{SubscriptionID: some(c.Subscription), EndpointID: some(c.Endpoint),
 		Since: c.Since.ptr(), Until: c.Until.ptr(), Limit: some(c.Limit), Cursor: some(c.Cursor)}
-	resp, err := hookrelay.Check(api.ListDeadLettersWithResponse(e.ctx, params))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
-		deadLetterTable(t, resp.JSON200.DeadLetters)
-		more(t, resp.JSON200.NextCursor)
-	})
+	return reply(e, c.output, func(t *table, r *hookrelay.ListDeadLettersResponse) {
+		deadLetterTable(t, r.JSON200.DeadLetters)
+		more(t, r.JSON200.NextCursor)
+	})(api.ListDeadLettersWithResponse(e.ctx, params))
 }
 
 // deadLetterTable writes dead letters, one a line.
@@ -144,11 +132,9 @@ type deadLetterCmd struct {
 
 // Run reads the dead letter.
 func (c *deadLetterCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.GetDeadLetterWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { deadLetterTable(t, []hookrelay.DeadLetter{*resp.JSON200}) })
+	return reply(e, c.output, func(t *table, r *hookrelay.GetDeadLetterResponse) {
+		deadLetterTable(t, []hookrelay.DeadLetter{*r.JSON200})
+	})(api.GetDeadLetterWithResponse(e.ctx, c.ID))
 }
 
 type deadLetterRedrive struct {
@@ -158,11 +144,9 @@ type deadLetterRedrive struct {
 
 // Run redrives the dead letter.
 func (c *deadLetterRedrive) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.RedriveDeadLetterWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { deliveryTable(t, []hookrelay.Delivery{*resp.JSON202}) })
+	return reply(e, c.output, func(t *table, r *hookrelay.RedriveDeadLetterResponse) {
+		deliveryTable(t, []hookrelay.Delivery{*r.JSON202})
+	})(api.RedriveDeadLetterWithResponse(e.ctx, c.ID))
 }
 
 // recoverCmd is `hookrelay recover endpoint|subscription ID --since …`.
@@ -184,33 +168,27 @@ func (w *window) body() hookrelay.Recover {
 	return hookrelay.Recover{Since: w.Since.Time, Until: w.Until.ptr(), Limit: some(w.Limit)}
 }
 
-// print shows what was redriven.
-func (w *window) print(e *session, resp hookrelay.Response, r *hookrelay.Recovered) error {
-	return w.show(e, resp, func(t *table) {
-		t.row("redriven", r.Redriven)
-		t.row("more", r.More)
-		t.row("delivery_ids", r.DeliveryIds)
-	})
+// recoveredRows writes what a recovery redrove.
+func recoveredRows(t *table, r *hookrelay.Recovered) {
+	t.row("redriven", r.Redriven)
+	t.row("more", r.More)
+	t.row("delivery_ids", r.DeliveryIds)
 }
 
 type recoverEndpointCmd struct{ window }
 
 // Run recovers the endpoint's window.
 func (c *recoverEndpointCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.RecoverEndpointWithResponse(e.ctx, c.ID, hookrelay.RecoverEndpointJSONRequestBody(c.body())))
-	if err != nil {
-		return err
-	}
-	return c.print(e, resp, resp.JSON200)
+	return reply(e, c.output, func(t *table, r *hookrelay.RecoverEndpointResponse) {
+		recoveredRows(t, r.JSON200)
+	})(api.RecoverEndpointWithResponse(e.ctx, c.ID, hookrelay.RecoverEndpointJSONRequestBody(c.body())))
 }
 
 type recoverSubscriptionCmd struct{ window }
 
 // Run recovers the subscription's window.
 func (c *recoverSubscriptionCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.RecoverSubscriptionWithResponse(e.ctx, c.ID, hookrelay.RecoverSubscriptionJSONRequestBody(c.body())))
-	if err != nil {
-		return err
-	}
-	return c.print(e, resp, resp.JSON200)
+	return reply(e, c.output, func(t *table, r *hookrelay.RecoverSubscriptionResponse) {
+		recoveredRows(t, r.JSON200)
+	})(api.RecoverSubscriptionWithResponse(e.ctx, c.ID, hookrelay.RecoverSubscriptionJSONRequestBody(c.body())))
 }

@@ -70,12 +70,8 @@ type endpointsGetCmd struct {
 
 // Run reads the endpoint.
 func (c *endpointsGetCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.GetEndpointWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
-		p := resp.JSON200
+	return reply(e, c.output, func(t *table, r *hookrelay.GetEndpointResponse) {
+		p := r.JSON200
 		t.row("id", p.ID)
 		t.row("url", p.URL)
 		t.row("state", p.State)
@@ -92,7 +88,7 @@ func (c *endpointsGetCmd) Run(e *session, api *hookrelay.Client) error {
 		for _, ch := range p.Changes {
 			t.row(ch.ChangedAt, ch.From, ch.To, ch.Reason)
 		}
-	})
+	})(api.GetEndpointWithResponse(e.ctx, c.ID))
 }
 
 func rateLimit(l hookrelay.Limits) string {
@@ -109,47 +105,36 @@ type endpointSignal struct {
 	Reason string `help:"Why (kept in the endpoint's state changes)."`
 }
 
-// print shows the signal sent.
-func (c *endpointSignal) print(e *session, resp hookrelay.Response, sent *hookrelay.EndpointSignal) error {
-	return c.show(e, resp, func(t *table) {
-		t.row("endpoint_id", sent.EndpointID)
-		t.row("signal", sent.Signal)
-		t.row("state_before", sent.State)
-	})
+// signalRows writes the signal sent.
+func signalRows(t *table, sent *hookrelay.EndpointSignal) {
+	t.row("endpoint_id", sent.EndpointID)
+	t.row("signal", sent.Signal)
+	t.row("state_before", sent.State)
 }
 
 type endpointUnfreezeCmd struct{ endpointSignal }
 
 // Run unfreezes the endpoint.
 func (c *endpointUnfreezeCmd) Run(e *session, api *hookrelay.Client) error {
-	body := hookrelay.UnfreezeEndpointJSONRequestBody{Reason: some(c.Reason)}
-	resp, err := hookrelay.Check(api.UnfreezeEndpointWithResponse(e.ctx, c.ID, body))
-	if err != nil {
-		return err
-	}
-	return c.print(e, resp, resp.JSON202)
+	return reply(e, c.output, func(t *table, r *hookrelay.UnfreezeEndpointResponse) {
+		signalRows(t, r.JSON202)
+	})(api.UnfreezeEndpointWithResponse(e.ctx, c.ID, hookrelay.UnfreezeEndpointJSONRequestBody{Reason: some(c.Reason)}))
 }
 
 type endpointEnableCmd struct{ endpointSignal }
 
 // Run enables the endpoint.
 func (c *endpointEnableCmd) Run(e *session, api *hookrelay.Client) error {
-	body := hookrelay.EnableEndpointJSONRequestBody{Reason: some(c.Reason)}
-	resp, err := hookrelay.Check(api.EnableEndpointWithResponse(e.ctx, c.ID, body))
-	if err != nil {
-		return err
-	}
-	return c.print(e, resp, resp.JSON202)
+	return reply(e, c.output, func(t *table, r *hookrelay.EnableEndpointResponse) {
+		signalRows(t, r.JSON202)
+	})(api.EnableEndpointWithResponse(e.ctx, c.ID, hookrelay.EnableEndpointJSONRequestBody{Reason: some(c.Reason)}))
 }
 
 type endpointDisableCmd struct{ endpointSignal }
 
 // Run disables the endpoint.
 func (c *endpointDisableCmd) Run(e *session, api *hookrelay.Client) error {
-	body := hookrelay.DisableEndpointJSONRequestBody{Reason: some(c.Reason)}
-	resp, err := hookrelay.Check(api.DisableEndpointWithResponse(e.ctx, c.ID, body))
-	if err != nil {
-		return err
-	}
-	return c.print(e, resp, resp.JSON202)
+	return reply(e, c.output, func(t *table, r *hookrelay.DisableEndpointResponse) {
+		signalRows(t, r.JSON202)
+	})(api.DisableEndpointWithResponse(e.ctx, c.ID, hookrelay.DisableEndpointJSONRequestBody{Reason: some(c.Reason)}))
 }

@@ -29,17 +29,13 @@ type eventsListCmd struct {
 func (c *eventsListCmd) Run(e *session, api *hookrelay.Client) error {
 	params := &hookrelay.ListEventsParams{Type: some(c.Type), Since: c.Since.ptr(), Until: c.Until.ptr(),
 		Limit: some(c.Limit), Cursor: some(c.Cursor)}
-	resp, err := hookrelay.Check(api.ListEventsWithResponse(e.ctx, params))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
+	return reply(e, c.output, func(t *table, r *hookrelay.ListEventsResponse) {
 		t.row("ID", "TYPE", "SUBJECT", "TIME", "CREATED")
-		for _, ev := range resp.JSON200.Events {
+		for _, ev := range r.JSON200.Events {
 			t.row(ev.ID, ev.Type, ev.Subject, ev.Time, ev.CreatedAt)
 		}
-		more(t, resp.JSON200.NextCursor)
-	})
+		more(t, r.JSON200.NextCursor)
+	})(api.ListEventsWithResponse(e.ctx, params))
 }
 
 type eventsGetCmd struct {
@@ -49,12 +45,8 @@ type eventsGetCmd struct {
 
 // Run reads the event.
 func (c *eventsGetCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.GetEventWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
-		ev := resp.JSON200.Event
+	return reply(e, c.output, func(t *table, r *hookrelay.GetEventResponse) {
+		ev := r.JSON200.Event
 		data, _ := json.Marshal(ev.Data)
 		t.row("id", ev.ID)
 		t.row("type", ev.Type)
@@ -64,10 +56,10 @@ func (c *eventsGetCmd) Run(e *session, api *hookrelay.Client) error {
 		t.row("data", string(data))
 		t.gap()
 		t.row("DELIVERY", "STATUS", "ATTEMPTS", "SUBSCRIPTION", "ENDPOINT", "FINISHED")
-		for _, d := range resp.JSON200.Deliveries {
+		for _, d := range r.JSON200.Deliveries {
 			t.row(d.ID, d.Status, d.Attempts, d.SubscriptionID, d.EndpointID, d.FinishedAt)
 		}
-	})
+	})(api.GetEventWithResponse(e.ctx, c.ID))
 }
 
 type eventsReplayCmd struct {
@@ -77,11 +69,9 @@ type eventsReplayCmd struct {
 
 // Run replays the event.
 func (c *eventsReplayCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.ReplayEventWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { deliveryTable(t, resp.JSON202.Deliveries) })
+	return reply(e, c.output, func(t *table, r *hookrelay.ReplayEventResponse) {
+		deliveryTable(t, r.JSON202.Deliveries)
+	})(api.ReplayEventWithResponse(e.ctx, c.ID))
 }
 
 // publishCmd is `hookrelay publish TYPE`.
@@ -101,17 +91,12 @@ func (c *publishCmd) Run(e *session, api *hookrelay.Client) error {
 		return err
 	}
 	ev := hookrelay.EventRequest{Type: c.Type, ID: some(c.ID), Subject: some(c.Subject), Time: c.Time.ptr(), Data: data}
-	resp, err := api.Publish(e.ctx, ev)
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
-		res := resp.Result()
-		t.row("id", res.ID)
-		t.row("duplicate", res.Duplicate)
+	return reply(e, c.output, func(t *table, r *hookrelay.PublishEventResponse) {
+		t.row("id", r.Result().ID)
+		t.row("duplicate", r.Result().Duplicate)
 		t.gap()
-		deliveryTable(t, res.Deliveries)
-	})
+		deliveryTable(t, r.Result().Deliveries)
+	})(api.Publish(e.ctx, ev))
 }
 
 // payload reads --data: nil (no payload), or JSON checked to be one value.
@@ -144,15 +129,10 @@ type backlogCmd struct{ output }
 
 // Run shows the backlog.
 func (c *backlogCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.GetBacklogWithResponse(e.ctx))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
-		b := resp.JSON200
-		t.row("pending", b.Pending)
-		t.row("unstarted", b.Unstarted)
-		t.row("oldest_pending_at", b.OldestPendingAt)
-		t.row("lag_seconds", b.LagSeconds)
-	})
+	return reply(e, c.output, func(t *table, r *hookrelay.GetBacklogResponse) {
+		t.row("pending", r.JSON200.Pending)
+		t.row("unstarted", r.JSON200.Unstarted)
+		t.row("oldest_pending_at", r.JSON200.OldestPendingAt)
+		t.row("lag_seconds", r.JSON200.LagSeconds)
+	})(api.GetBacklogWithResponse(e.ctx))
 }

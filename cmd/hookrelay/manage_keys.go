@@ -26,11 +26,9 @@ type keysListCmd struct {
 
 // Run lists the account's keys.
 func (c *keysListCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.ListKeysWithResponse(e.ctx, c.Account))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { keyTable(t, resp.JSON200.Keys) })
+	return reply(e, c.output, func(t *table, r *hookrelay.ListKeysResponse) {
+		keyTable(t, r.JSON200.Keys)
+	})(api.ListKeysWithResponse(e.ctx, c.Account))
 }
 
 type keysCreateCmd struct {
@@ -41,17 +39,12 @@ type keysCreateCmd struct {
 
 // Run makes a key.
 func (c *keysCreateCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.CreateKeyWithResponse(e.ctx, c.Account, hookrelay.NameRequest{Name: c.Name}))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
-		k := resp.JSON201
-		t.row("id", k.ID)
-		t.row("name", k.Name)
-		t.row("account_id", k.AccountID)
-		t.row("key", k.Key)
-	})
+	return reply(e, c.output, func(t *table, r *hookrelay.CreateKeyResponse) {
+		t.row("id", r.JSON201.ID)
+		t.row("name", r.JSON201.Name)
+		t.row("account_id", r.JSON201.AccountID)
+		t.row("key", r.JSON201.Key)
+	})(api.CreateKeyWithResponse(e.ctx, c.Account, hookrelay.NameRequest{Name: c.Name}))
 }
 
 type keysRevokeCmd struct {
@@ -62,9 +55,7 @@ type keysRevokeCmd struct {
 
 // Run revokes the key.
 func (c *keysRevokeCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.RevokeKeyWithResponse(e.ctx, c.Account, c.KeyID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { keyTable(t, []hookrelay.APIKey{*resp.JSON200}) })
+	return reply(e, c.output, func(t *table, r *hookrelay.RevokeKeyResponse) {
+		keyTable(t, []hookrelay.APIKey{*r.JSON200})
+	})(api.RevokeKeyWithResponse(e.ctx, c.Account, c.KeyID))
 }

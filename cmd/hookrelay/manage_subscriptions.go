@@ -23,16 +23,12 @@ type subsListCmd struct{ output }
 
 // Run lists the subscriptions.
 func (c *subsListCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.ListSubscriptionsWithResponse(e.ctx))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) {
+	return reply(e, c.output, func(t *table, r *hookrelay.ListSubscriptionsResponse) {
 		t.row("ID", "URL", "EVENT TYPES", "POLICY", "SCHEME", "ACTIVE", "ENDPOINT")
-		for _, s := range resp.JSON200.Subscriptions {
+		for _, s := range r.JSON200.Subscriptions {
 			t.row(s.ID, s.URL, s.EventTypes, s.Policy, s.SignatureScheme, s.Active, s.EndpointID)
 		}
-	})
+	})(api.ListSubscriptionsWithResponse(e.ctx))
 }
 
 // subscriptionRows writes a subscription, one field a line.
@@ -67,11 +63,9 @@ type subsGetCmd struct {
 
 // Run reads the subscription.
 func (c *subsGetCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.GetSubscriptionWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { subscriptionRows(t, resp.JSON200) })
+	return reply(e, c.output, func(t *table, r *hookrelay.GetSubscriptionResponse) {
+		subscriptionRows(t, r.JSON200)
+	})(api.GetSubscriptionWithResponse(e.ctx, c.ID))
 }
 
 // retryPolicy reads --retry-policy's JSON object.
@@ -103,11 +97,9 @@ func (c *subsCreateCmd) Run(e *session, api *hookrelay.Client) error {
 	}
 	req := hookrelay.SubscriptionRequest{URL: c.URL, EventTypes: c.EventType, Policy: some(c.Policy),
 		RetryPolicy: rp, SignatureScheme: some(hookrelay.SignatureScheme(c.Scheme))}
-	resp, err := hookrelay.Check(api.CreateSubscriptionWithResponse(e.ctx, req))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { subscriptionRows(t, resp.JSON201) })
+	return reply(e, c.output, func(t *table, r *hookrelay.CreateSubscriptionResponse) {
+		subscriptionRows(t, r.JSON201)
+	})(api.CreateSubscriptionWithResponse(e.ctx, req))
 }
 
 type subsUpdateCmd struct {
@@ -134,11 +126,9 @@ func (c *subsUpdateCmd) Run(e *session, api *hookrelay.Client) error {
 	if c.Pause || c.Resume {
 		patch.Active = &c.Resume
 	}
-	resp, err := hookrelay.Check(api.PatchSubscriptionWithResponse(e.ctx, c.ID, patch))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { subscriptionRows(t, resp.JSON200) })
+	return reply(e, c.output, func(t *table, r *hookrelay.PatchSubscriptionResponse) {
+		subscriptionRows(t, r.JSON200)
+	})(api.PatchSubscriptionWithResponse(e.ctx, c.ID, patch))
 }
 
 type subsDeleteCmd struct {
@@ -148,11 +138,9 @@ type subsDeleteCmd struct {
 
 // Run deletes the subscription.
 func (c *subsDeleteCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.DeleteSubscriptionWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { t.row("deleted", c.ID) })
+	return reply(e, c.output, func(t *table, _ *hookrelay.DeleteSubscriptionResponse) {
+		t.row("deleted", c.ID)
+	})(api.DeleteSubscriptionWithResponse(e.ctx, c.ID))
 }
 
 // keyRows writes a subscription's key.
@@ -181,11 +169,9 @@ type subsRotateCmd struct {
 func (c *subsRotateCmd) Run(e *session, api *hookrelay.Client) error {
 	overlap := int(c.Overlap / time.Second)
 	req := hookrelay.RotateRequest{OverlapSeconds: &overlap, SignatureScheme: some(hookrelay.SignatureScheme(c.Scheme))}
-	resp, err := hookrelay.Check(api.RotateSecretWithResponse(e.ctx, c.ID, req))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { keyRows(t, resp.JSON200) })
+	return reply(e, c.output, func(t *table, r *hookrelay.RotateSecretResponse) {
+		keyRows(t, r.JSON200)
+	})(api.RotateSecretWithResponse(e.ctx, c.ID, req))
 }
 
 type subsRevealCmd struct {
@@ -195,9 +181,7 @@ type subsRevealCmd struct {
 
 // Run shows the subscription's secret.
 func (c *subsRevealCmd) Run(e *session, api *hookrelay.Client) error {
-	resp, err := hookrelay.Check(api.RevealSecretWithResponse(e.ctx, c.ID))
-	if err != nil {
-		return err
-	}
-	return c.show(e, resp, func(t *table) { keyRows(t, resp.JSON200) })
+	return reply(e, c.output, func(t *table, r *hookrelay.RevealSecretResponse) {
+		keyRows(t, r.JSON200)
+	})(api.RevealSecretWithResponse(e.ctx, c.ID))
 }
