@@ -49,7 +49,7 @@ func (r *shippedRun) peer() {
 		return
 	}
 	defer cv.stop()
-	r.extra["peer name"] = "peer: " + cv.version()
+	r.extra["peer name"] = cv.version() + " (peer)"
 	r.phase("peer saturated", 5*time.Minute, func() []shot {
 		return closedLoop(shippedSaturated, shippedPublishers, cv.sender("peer-sat"))
 	})
@@ -61,7 +61,11 @@ func (r *shippedRun) peer() {
 // startConvoy wipes the harness's state, starts Convoy with its endpoint at
 // endpoint (and no receiver of its own), and reads its settings.
 func startConvoy(script, endpoint string) (*convoy, error) {
-	cv := &convoy{script: script, env: append(os.Environ(),
+	peerDir = os.Getenv("PEER_DIR")
+	if peerDir == "" {
+		peerDir = filepath.Join(os.TempDir(), "peer") // the harness's default
+	}
+	cv := &convoy{script: script, env: append(os.Environ(), "PEER_DIR="+peerDir,
 		"CONVOY_START_RECEIVER=0", "CONVOY_ENDPOINT_URL="+endpoint)}
 	if _, err := cv.run("convoy_wipe >/dev/null 2>&1; convoy_start >/dev/null"); err != nil {
 		return nil, fmt.Errorf("convoy_start: %w", err)
@@ -103,15 +107,20 @@ func (cv *convoy) run(cmd string) (string, error) {
 
 func (cv *convoy) stop() { _, _ = cv.run("convoy_stop >/dev/null 2>&1") }
 
-// version is what Convoy's health check answers (its name and version).
+// version is the message of Convoy's health check (its name and version).
 func (cv *convoy) version() string {
 	resp, err := benchHTTP.Get(strings.TrimSuffix(cv.api, "/api/v1") + "/healthz")
 	if err != nil {
-		return "version unknown"
+		return "Convoy, version unknown"
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-	return strings.TrimSpace(string(body))
+	var h struct {
+		Message string `json:"message"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&h) != nil || h.Message == "" {
+		return "Convoy, version unknown"
+	}
+	return h.Message
 }
 
 // sender publishes events to Convoy's API, each with its id as the
