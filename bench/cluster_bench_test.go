@@ -12,9 +12,10 @@ import (
 )
 
 // BenchmarkCluster measures hookrelay on the production-shaped stack of
-// `make run-cluster` (cluster/: PostgreSQL, a Temporal server built from
-// go.temporal.io/server on it with 4 history shards, its Web UI, one
-// `hookrelay api` and two `hookrelay worker` processes, bin/ as `make
+// `make run-cluster` (cluster/: PostgreSQL, a Temporal cluster built from
+// go.temporal.io/server on it, one process per service with two history
+// hosts sharing 16 shards, its Web UI, two `hookrelay api` (the benchmark
+// publishes to the first) and two `hookrelay worker` processes, bin/ as `make
 // cluster-bins` and `make build` leave it), all on this machine, with the
 // phases of BenchmarkShipped, the overload included, and the same baselines
 // in the same run: a bare workflow running one HTTP activity on the same Temporal
@@ -52,5 +53,5 @@ func startCluster(b *testing.B) *devServer {
 	}
 	b.Cleanup(func() { c.Stop(); _ = os.RemoveAll(dir) })
 	return &devServer{api: c.API, temporal: c.Temporal, pgURL: c.PG.URL, dataDir: dir,
-		logPath: filepath.Join(dir, "api.log"), startup: time.Since(begin)}
+		logPath: filepath.Join(dir, "api-1.log"), startup: time.Since(begin)}
 }

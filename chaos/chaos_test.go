@@ -10,15 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lib/pq"
-
 	"github.com/hookrelay/hookrelay/policies"
-	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
-
-// attemptTimeout is the scenarios' per-attempt timeout.
-const attemptTimeout = 2 * time.Second
 
 // scenario is one run: a fault midway through a steady publish, against a
 // receiver behaviour.
@@ -31,17 +25,13 @@ type scenario struct {
 // result is what a scenario's reconciliation found.
 type result struct {
 	scenario
-	published, lost, stuck, duplicates int
-	statuses                           map[policies.Status]int
-	rows, unknown, requests            int
-	reasons                            map[string]int // of the deliveries not delivered
-	settle                             time.Duration
+	Tally
 }
 
 func (r result) String() string {
 	return fmt.Sprintf("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d (%d unknown) | %d | %.1f s |",
-		r.name, r.fault, r.behaviour, r.published, r.statuses[policies.StatusDelivered],
-		r.statuses[policies.StatusDeadLettered], r.lost, r.stuck, r.duplicates, r.rows, r.unknown, r.requests, r.settle.Seconds())
+		r.name, r.fault, r.behaviour, r.Published, r.Statuses[policies.StatusDelivered],
+		r.Statuses[policies.StatusDeadLettered], r.Lost, r.Stuck, r.Duplicates, r.Rows, r.Unknown, r.Requests, r.Settle.Seconds())
 }
 
 // TestChaos runs the scenarios: the short one in `make test`, all of them
@@ -57,18 +47,19 @@ func TestChaos(t *testing.T) {
 		scenarios = slices.DeleteFunc(slices.Clone(fullScenarios), func(sc scenario) bool { return !strings.Contains(only, sc.name) })
 	}
 	s := startStack(t)
-	rcv := newReceiver(t)
+	rcv := NewReceiver()
+	t.Cleanup(rcv.Close)
 	fmt.Println("| scenario | fault | receiver | published | delivered | dead-lettered | lost | stuck | duplicates | attempt rows | requests | settle |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, sc := range scenarios {
 		r := s.run1(rcv, sc)
 		fmt.Println(r)
-		for reason, n := range r.reasons {
+		for reason, n := range r.Reasons {
 			fmt.Printf("|   | %d ended: %.120s |\n", n, reason)
 		}
-		if r.lost != 0 || r.stuck != 0 || r.rows != r.requests || r.published != sc.events {
+		if r.Lost != 0 || r.Stuck != 0 || r.Rows != r.Requests || r.Published != sc.events {
 			t.Errorf("%s: %d of %d published, %d lost, %d stuck, %d attempt rows for %d requests",
-				sc.name, r.published, sc.events, r.lost, r.stuck, r.rows, r.requests)
+				sc.name, r.Published, sc.events, r.Lost, r.Stuck, r.Rows, r.Requests)
 		}
 	}
 }
@@ -86,12 +77,9 @@ var fullScenarios = []scenario{
 
 // run1 subscribes the receiver, publishes the scenario's events with the
 // fault midway, waits for every delivery to end and reconciles.
-func (s *stack) run1(rcv *receiver, sc scenario) result {
+func (s *stack) run1(rcv *Receiver, sc scenario) result {
 	typ := "chaos." + sc.name
-	body := fmt.Sprintf(`{"url": %q, "event_types": [%q], "policy": "custom", "retry_policy":
-		{"custom": {"kind": "fixed", "interval_seconds": 1}, "max_attempts": 30, "timeout_seconds": %d, "dead_lettering": true}}`,
-		rcv.URL+"/"+sc.name+"/"+sc.behaviour, typ, int(attemptTimeout.Seconds()))
-	subID := s.mustPost("/v1/subscriptions", body)
+	subID := s.mustPost("/v1/subscriptions", Subscription(rcv.URL, sc.name, sc.behaviour, typ))
 	var fault sync.WaitGroup
 	var keys []string
 	begin := time.Now()
@@ -107,11 +95,13 @@ func (s *stack) run1(rcv *receiver, sc scenario) result {
 	}
 	fault.Wait()
 	published := time.Now()
-	r := result{scenario: sc, published: len(keys)}
-	r.stuck = s.settle(subID, 3*time.Minute)
-	r.settle = time.Since(published)
-	s.reconcile(&r, subID, keys)
-	r.requests, r.duplicates = rcv.counts(sc.name)
+	r := result{scenario: sc, Tally: Tally{Published: len(keys)}}
+	r.Stuck = Settle(s.st.DB(), subID, 3*time.Minute)
+	r.Settle = time.Since(published)
+	if err := Reconcile(s.st.DB(), subID, keys, &r.Tally); err != nil {
+		s.t.Fatal(err)
+	}
+	r.Requests, r.Duplicates = rcv.Counts(sc.name)
 	return r
 }
 
@@ -130,64 +120,4 @@ func (s *stack) mustPost(path, body string) string {
 		s.t.Fatalf("POST %s: %d %s (%v)", path, code, b, err)
 	}
 	return out.ID
-}
-
-// settle waits until every delivery of the subscription has ended, and
-// returns how many had not after limit.
-func (s *stack) settle(subID string, limit time.Duration) int {
-	deadline := time.Now().Add(limit)
-	for {
-		var open int
-		err := s.st.DB().Get(&open, `SELECT count(*) FROM deliveries WHERE subscription_id = $1
-			AND status NOT IN `+policies.SQLList(policies.FinalStatuses), subID)
-		if err == nil && open == 0 {
-			return 0
-		}
-		if time.Now().After(deadline) {
-			return open
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// reconcile counts the accepted events that were not stored (lost), the
-// deliveries by status, and the attempts rows.
-func (s *stack) reconcile(r *result, subID string, keys []string) {
-	db := s.st.DB()
-	err := db.Get(&r.lost, `SELECT count(*) FROM unnest($1::text[]) k WHERE NOT EXISTS
-		(SELECT 1 FROM events e JOIN deliveries d ON d.event_id = e.id AND d.subscription_id = $3
-		 WHERE e.account_id = $2 AND e.external_id = k)`, pq.Array(keys), store.DefaultAccount, subID)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	var rows []struct {
-		Status policies.Status `db:"status"`
-		N      int             `db:"n"`
-	}
-	if err := db.Select(&rows, `SELECT status, count(*) AS n FROM deliveries WHERE subscription_id = $1
-		GROUP BY status`, subID); err != nil {
-		s.t.Fatal(err)
-	}
-	r.statuses = map[policies.Status]int{}
-	for _, row := range rows {
-		r.statuses[row.Status] = row.N
-	}
-	var ends []struct {
-		Reason string `db:"final_reason"`
-		N      int    `db:"n"`
-	}
-	if err := db.Select(&ends, `SELECT final_reason, count(*) AS n FROM deliveries WHERE subscription_id = $1
-		AND status <> 'delivered' GROUP BY final_reason`, subID); err != nil {
-		s.t.Fatal(err)
-	}
-	r.reasons = map[string]int{}
-	for _, e := range ends {
-		r.reasons[e.Reason] = e.N
-	}
-	err = db.QueryRowx(`SELECT count(*), count(*) FILTER (WHERE a.error_kind = $2) FROM attempts a
-		JOIN deliveries d ON d.id = a.delivery_id WHERE d.subscription_id = $1`, subID, store.KindUnknown).
-		Scan(&r.rows, &r.unknown)
-	if err != nil {
-		s.t.Fatal(err)
-	}
 }

@@ -1,9 +1,12 @@
 // Package cluster runs hookrelay's production-shaped stack on one machine,
-// without Docker: PostgreSQL, a Temporal server built from
-// go.temporal.io/server (cluster/temporalserver) on PostgreSQL with several
-// history shards, its Web UI, `hookrelay setup`, one `hookrelay api` and
-// several `hookrelay worker` processes. `make run-cluster` runs it
-// (cluster/runcluster); the cluster test drives it.
+// without Docker: PostgreSQL; a Temporal cluster built from
+// go.temporal.io/server (cluster/temporalserver) on PostgreSQL, one process
+// per service (frontend, matching, two history hosts sharing the shards,
+// the internal worker service); its Web UI; `hookrelay setup`; two
+// `hookrelay api` and several `hookrelay worker` processes. Every process's
+// pid is in Dir/pids/NAME.pid, and any of them can be killed and started
+// again. `make run-cluster` runs it (cluster/runcluster); the cluster test
+// drives it.
 package cluster
 
 import (
@@ -14,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -23,8 +27,8 @@ import (
 
 // Config is the stack to run.
 type Config struct {
-	// Dir holds PostgreSQL's data, the Temporal server's configuration and
-	// every process's log.
+	// Dir holds PostgreSQL's data, the Temporal processes' configuration,
+	// the pid files (pids/) and every process's log.
 	Dir string
 	// Bin holds hookrelay, temporal-server, temporal-sql-tool, temporal-ui.
 	Bin string
@@ -32,9 +36,12 @@ type Config struct {
 	SchemaDir string
 	// Shards is the number of history shards (fixed once the schema exists).
 	Shards int
+	// APIs is how many `hookrelay api` processes run (at least one).
+	APIs int
 	// Workers is how many `hookrelay worker` processes run.
 	Workers int
-	// APIAddr is where `hookrelay api` listens; empty picks a free port.
+	// APIAddr is where the first `hookrelay api` listens; empty picks a
+	// free port. The others always pick one.
 	APIAddr string
 	// Env is added to every hookrelay process's environment.
 	Env []string
@@ -46,33 +53,40 @@ type Config struct {
 type Cluster struct {
 	cfg      Config
 	PG       *devenv.Postgres
-	Temporal string // the frontend, host:port
-	UI       string // http://host:port
-	API      string // http://host:port
-	ports    map[string]int
+	Temporal string   // the frontend, host:port
+	UI       string   // http://host:port
+	API      string   // the first API (api-1), http://host:port
+	APIs     []string // every API (api-1, api-2, …), http://host:port
+	ports    map[string][2]int
 	mu       sync.Mutex
+	recipes  map[string]recipe
 	procs    map[string]*exec.Cmd
+	workers  int // the number in the last worker name given out
+}
+
+// recipe is how a process of the stack starts, and how to tell it is ready.
+type recipe struct {
+	args []string
+	env  []string // nil: this process's environment
+	// ready waits until the process is ready, or has exited (closed); nil:
+	// ready once started.
+	ready func(ctx context.Context, exited <-chan struct{}) error
 }
 
 // Start starts every part in order, each ready before the next, and returns
-// once the API answers /readyz.
+// once the APIs answer /readyz.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
-	c := &Cluster{cfg: cfg, procs: map[string]*exec.Cmd{}, ports: map[string]int{}}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	c := &Cluster{cfg: cfg, procs: map[string]*exec.Cmd{}, ports: map[string][2]int{}, recipes: map[string]recipe{}}
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "pids"), 0o755); err != nil {
 		return nil, err
 	}
 	if err := os.Chmod(cfg.Dir, 0o755); err != nil { // PostgreSQL runs as its own user under root
 		return nil, err
 	}
-	steps := []func(context.Context) error{c.startPostgres, c.applySchema, c.startTemporal, c.startUI, c.setup, c.startAPI}
+	steps := []func(context.Context) error{c.startPostgres, c.applySchema, c.startTemporal, c.startUI,
+		c.setup, c.startAPIs, c.startWorkers}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
-			c.Stop()
-			return nil, err
-		}
-	}
-	for i := range cfg.Workers {
-		if err := c.StartWorker(i); err != nil {
 			c.Stop()
 			return nil, err
 		}
@@ -80,44 +94,63 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
+// maxConnections is PostgreSQL's connection limit: room for every
+// process's pool at once (Temporal's five processes up to 30 each, every
+// hookrelay process up to 40, three workers while one is added, psql and
+// the tests), which PostgreSQL's default of 100 is not.
+const maxConnections = 400
+
 func (c *Cluster) startPostgres(ctx context.Context) error {
-	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{
-		DataDir: filepath.Join(c.cfg.Dir, "postgres"), StatementStats: true}, c.cfg.Logger)
+	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{DataDir: filepath.Join(c.cfg.Dir, "postgres"),
+		StatementStats: true, Settings: []string{"max_connections=" + strconv.Itoa(maxConnections)}}, c.cfg.Logger)
 	if err != nil {
 		return err
 	}
 	c.PG = pg
-	return nil
+	pidfile, err := os.ReadFile(filepath.Join(c.cfg.Dir, "postgres", "postmaster.pid"))
+	if err != nil {
+		return fmt.Errorf("cluster: PostgreSQL's pid: %w", err)
+	}
+	pid, _, _ := strings.Cut(string(pidfile), "\n")
+	return os.WriteFile(c.pidFile("postgres"), []byte(pid+"\n"), 0o644)
 }
 
-// hookrelayEnv is the environment of hookrelay's processes.
-func (c *Cluster) hookrelayEnv() []string {
-	env := append(os.Environ(), "DATABASE_URL="+c.PG.URL, "TEMPORAL_ADDRESS="+c.Temporal,
-		"TEMPORAL_NAMESPACE=default", "HOOKRELAY_HTTP_ADDR="+c.API[len("http://"):])
-	return append(env, c.cfg.Env...)
+// pidFile is where process name's pid is written.
+func (c *Cluster) pidFile(name string) string {
+	return filepath.Join(c.cfg.Dir, "pids", name+".pid")
 }
 
-// spawn starts a process of the stack, its output in Dir/name.log.
-func (c *Cluster) spawn(name string, cmd *exec.Cmd) error {
+// spawn starts process name from its recipe, its output appended to
+// Dir/name.log and its pid written to Dir/pids/name.pid. The channel it
+// returns is closed when the process exits.
+func (c *Cluster) spawn(name string) (<-chan struct{}, error) {
+	c.mu.Lock()
+	r, ok := c.recipes[name]
+	c.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("cluster: no process %q", name)
+	}
 	log, err := os.OpenFile(filepath.Join(c.cfg.Dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd := exec.Command(r.args[0], r.args[1:]...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = r.env, log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
-		return fmt.Errorf("cluster: start %s: %w", name, err)
+		return nil, fmt.Errorf("cluster: start %s: %w", name, err)
 	}
-	go func() { _ = cmd.Wait(); _ = log.Close() }()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); _ = log.Close(); close(exited) }()
 	c.mu.Lock()
 	c.procs[name] = cmd
 	c.mu.Unlock()
-	return nil
+	return exited, os.WriteFile(c.pidFile(name), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 }
 
 // run runs a one-shot command to its end, its output in Dir/name.log.
-func (c *Cluster) run(ctx context.Context, name string, cmd *exec.Cmd) error {
+func (c *Cluster) run(name string, cmd *exec.Cmd) error {
 	out, err := cmd.CombinedOutput()
 	_ = os.WriteFile(filepath.Join(c.cfg.Dir, name+".log"), out, 0o644)
 	if err != nil {
@@ -126,49 +159,38 @@ func (c *Cluster) run(ctx context.Context, name string, cmd *exec.Cmd) error {
 	return nil
 }
 
-// StartWorker starts `hookrelay worker` number i (again, after Kill).
-func (c *Cluster) StartWorker(i int) error {
-	name := "worker-" + strconv.Itoa(i)
-	cmd := exec.Command(filepath.Join(c.cfg.Bin, "hookrelay"), "worker")
-	cmd.Env = c.hookrelayEnv()
-	return c.spawn(name, cmd)
-}
-
-// Kill sends SIGKILL to a process of the stack ("worker-0", "api", …), as
-// a crash would, and waits until it is gone.
-func (c *Cluster) Kill(name string) error {
-	c.mu.Lock()
-	cmd := c.procs[name]
-	delete(c.procs, name)
-	c.mu.Unlock()
-	if cmd == nil {
-		return fmt.Errorf("cluster: no process %q", name)
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	for syscall.Kill(cmd.Process.Pid, 0) == nil {
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nil
-}
-
-// Stop stops every process: hookrelay's first, then the UI and the Temporal
-// server, PostgreSQL last.
+// Stop stops every process: hookrelay's first, then the UI and the
+// frontend, the rest of Temporal, PostgreSQL last.
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	procs := c.procs
 	c.procs = map[string]*exec.Cmd{}
 	c.mu.Unlock()
-	last := map[string]int{"temporal-ui": 1, "temporal-server": 2}
-	for round := 0; round <= 2; round++ {
+	for round := range 3 {
+		var wg sync.WaitGroup
 		for name, cmd := range procs {
-			if last[name] == round {
-				terminate(cmd)
+			if stopRound(name) == round {
+				wg.Go(func() { terminate(cmd); _ = os.Remove(c.pidFile(name)) })
 			}
 		}
+		wg.Wait()
 	}
 	if c.PG != nil {
 		_ = c.PG.Stop()
+		_ = os.Remove(c.pidFile("postgres"))
 	}
+}
+
+// stopRound is when Stop stops process name: hookrelay's processes (0),
+// the UI and the frontend (1), then the rest of Temporal (2).
+func stopRound(name string) int {
+	switch {
+	case name == "ui" || name == "frontend":
+		return 1
+	case strings.HasPrefix(name, "api-") || strings.HasPrefix(name, "worker-"):
+		return 0
+	}
+	return 2
 }
 
 // terminate sends SIGTERM to a process group, and SIGKILL after 15 s.

@@ -10,8 +10,8 @@ import (
 	"github.com/hookrelay/hookrelay/devenv"
 )
 
-// Defaults is the stack `make run-cluster` runs: 4 history shards, two
-// workers, the binaries in bin/, the schema of the go.temporal.io/server
+// Defaults is the stack `make run-cluster` runs: 16 history shards on two
+// history hosts (enough that each holds some), two APIs, two workers, the binaries in bin/, the schema of the go.temporal.io/server
 // version cluster/temporalserver pins. Unless HOOKRELAY_ADMIN_KEY is set, the
 // API runs open (for the README walk-through, on loopback), and deliveries
 // may reach loopback unless HOOKRELAY_EGRESS_ALLOW says otherwise.
@@ -28,7 +28,7 @@ func Defaults(dir string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{Dir: abs, Bin: filepath.Join(root, "bin"), SchemaDir: schema, Shards: 4, Workers: 2}
+	cfg := Config{Dir: abs, Bin: filepath.Join(root, "bin"), SchemaDir: schema, Shards: 16, APIs: 2, Workers: 2}
 	if os.Getenv("HOOKRELAY_ADMIN_KEY") == "" {
 		cfg.Env = append(cfg.Env, "HOOKRELAY_INSECURE_NO_AUTH=true")
 	}

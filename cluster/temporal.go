@@ -2,7 +2,7 @@ package cluster
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -13,10 +13,24 @@ import (
 	"text/template"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/hookrelay/hookrelay/devenv"
 )
+
+// temporalProcs are the Temporal server's processes, each one service of the
+// same binary: two history hosts sharing the shards, matching, the
+// frontend every client dials, and the internal worker service (Temporal's
+// system workflows). Their order is the order they start in.
+var temporalProcs = []struct{ name, service, health string }{
+	{"history-1", "history", "temporal.api.workflowservice.v1.HistoryService"},
+	{"history-2", "history", "temporal.api.workflowservice.v1.HistoryService"},
+	{"matching", "matching", "temporal.api.workflowservice.v1.MatchingService"},
+	{"frontend", "frontend", "temporal.api.workflowservice.v1.WorkflowService"},
+	{"internal-worker", "worker", "temporal.api.workflowservice.v1.WorkerService"},
+}
 
 // Temporal's two databases and the schema folder of each.
 var schemas = map[string]string{"temporal": "temporal", "temporal_visibility": "visibility"}
@@ -32,13 +46,13 @@ func (c *Cluster) applySchema(ctx context.Context) error {
 		if !c.databaseExists(ctx, db) {
 			steps := [][]string{{"create-database"}, {"setup-schema", "-v", "0.0"}}
 			for _, s := range steps {
-				if err := c.run(ctx, "schema-"+db, exec.CommandContext(ctx, tool, append(base, s...)...)); err != nil {
+				if err := c.run("schema-"+db, exec.CommandContext(ctx, tool, append(base, s...)...)); err != nil {
 					return err
 				}
 			}
 		}
 		update := append(base, "update-schema", "-d", filepath.Join(c.cfg.SchemaDir, dir, "versioned"))
-		if err := c.run(ctx, "schema-"+db, exec.CommandContext(ctx, tool, update...)); err != nil {
+		if err := c.run("schema-"+db, exec.CommandContext(ctx, tool, update...)); err != nil {
 			return err
 		}
 	}
@@ -54,8 +68,11 @@ func (c *Cluster) databaseExists(ctx context.Context, db string) bool {
 	return err == nil && strings.TrimSpace(string(out)) == "1"
 }
 
-// serverConfig is the Temporal server's configuration: every service in one
-// process on loopback, PostgreSQL persistence, Shards history shards.
+// serverConfig is one Temporal process's configuration: PostgreSQL
+// persistence (each process's pools up to 20 connections to the main store
+// and 10 to visibility), Shards history shards, every service's ports on loopback (the
+// process runs one of them; the others find it, and it finds them, through
+// the membership table in PostgreSQL, each by its gRPC and membership port).
 var serverConfig = template.Must(template.New("temporal.yaml").Parse(`log:
   stdout: true
   level: warn
@@ -68,12 +85,12 @@ persistence:
     {{$name}}:
       sql:
         pluginName: postgres12
-        databaseName: {{$db}}
+        databaseName: {{index $db 0}}
         connectAddr: "127.0.0.1:{{$.PGPort}}"
         connectProtocol: tcp
         user: hookrelay
-        maxConns: 20
-        maxIdleConns: 20
+        maxConns: {{index $db 1}}
+        maxIdleConns: {{index $db 1}}
         maxConnLifetime: 1h
 {{- end}}
 global:
@@ -113,104 +130,107 @@ matching.numTaskqueueWritePartitions:
   - value: 1
 `
 
-// startTemporal writes the server's configuration (with free ports) and
-// starts it, waiting until its frontend answers.
+// startTemporal picks every Temporal process's ports, writes each one's
+// configuration and starts them: history-1 first, which initialises the
+// cluster's metadata on a new database and seeds the membership ring
+// (processes starting together on an empty one would race for both), then
+// the others at once; each is waited for until it answers its health check.
 func (c *Cluster) startTemporal(ctx context.Context) error {
-	ports := map[string][2]int{}
-	for _, svc := range []string{"frontend", "history", "matching", "worker"} {
-		ports[svc] = [2]int{lowPort(), lowPort()}
+	dir := filepath.Join(c.cfg.Dir, "temporal")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	dyn := filepath.Join(c.cfg.Dir, "dynamicconfig.yaml")
+	dyn := filepath.Join(dir, "dynamicconfig.yaml")
 	if err := os.WriteFile(dyn, []byte(dynamicConfig), 0o644); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(c.cfg.Dir, "temporal.yaml"))
+	taken := map[int]bool{}
+	for _, p := range temporalProcs {
+		c.ports[p.name] = [2]int{lowPort(taken), lowPort(taken)}
+	}
+	c.Temporal = c.addr("frontend")
+	var names []string
+	for _, p := range temporalProcs {
+		if err := c.writeServerConfig(p.name, p.service, dyn); err != nil {
+			return err
+		}
+		file := filepath.Join(dir, p.name+".yaml")
+		cmd := []string{filepath.Join(c.cfg.Bin, "temporal-server"), "-config-file", file, "-service", p.service}
+		c.recipes[p.name] = recipe{args: cmd, ready: c.grpcReady(p.name, p.health)}
+		names = append(names, p.name)
+	}
+	if err := c.startAll(ctx, names[0]); err != nil {
+		return err
+	}
+	return c.startAll(ctx, names[1:]...)
+}
+
+// writeServerConfig writes process name's configuration: its own ports for
+// its service, and the other processes' ports for theirs (a history host
+// sees history-1's).
+func (c *Cluster) writeServerConfig(name, service, dyn string) error {
+	ports := map[string][2]int{"history": c.ports["history-1"], "matching": c.ports["matching"],
+		"frontend": c.ports["frontend"], "worker": c.ports["internal-worker"]}
+	ports[service] = c.ports[name]
+	f, err := os.Create(filepath.Join(c.cfg.Dir, "temporal", name+".yaml"))
 	if err != nil {
 		return err
 	}
 	err = serverConfig.Execute(f, map[string]any{"Shards": c.cfg.Shards, "PGPort": c.PG.Port, "Ports": ports,
-		"Stores": map[string]string{"default": "temporal", "visibility": "temporal_visibility"}, "DynamicConfig": dyn})
+		"Stores": map[string][2]any{"default": {"temporal", 20}, "visibility": {"temporal_visibility", 10}}, "DynamicConfig": dyn})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	c.Temporal = "127.0.0.1:" + strconv.Itoa(ports["frontend"][0])
-	cmd := exec.Command(filepath.Join(c.cfg.Bin, "temporal-server"), "-config-file", f.Name())
-	if err := c.spawn("temporal-server", cmd); err != nil {
-		return err
-	}
-	return c.waitTemporal(ctx, 2*time.Minute)
+	return err
 }
 
-// waitTemporal waits until the frontend answers a health check.
-func (c *Cluster) waitTemporal(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		cl, err := client.DialContext(ctx, client.Options{HostPort: c.Temporal})
-		if err == nil {
-			_, err = cl.CheckHealth(ctx, &client.CheckHealthRequest{})
-			cl.Close()
-			if err == nil {
+// addr is a Temporal process's gRPC address.
+func (c *Cluster) addr(name string) string {
+	return "127.0.0.1:" + strconv.Itoa(c.ports[name][0])
+}
+
+// grpcReady waits until process name answers SERVING to a gRPC health
+// check of its service (a history host does once it holds its shards).
+func (c *Cluster) grpcReady(name, service string) func(context.Context, <-chan struct{}) error {
+	return func(ctx context.Context, exited <-chan struct{}) error {
+		conn, err := grpc.NewClient(c.addr(name), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		health := healthpb.NewHealthClient(conn)
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			res, err := health.Check(cctx, &healthpb.HealthCheckRequest{Service: service})
+			cancel()
+			if err == nil && res.Status == healthpb.HealthCheckResponse_SERVING {
 				return nil
 			}
+			select {
+			case <-exited:
+				return devenv.ErrExited
+			case <-ctx.Done():
+				return ctx.Err()
+			default:
+			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		return errors.New("no SERVING answer to its health check within 2 minutes")
 	}
-	return fmt.Errorf("cluster: the Temporal server did not answer within %v; see %s", limit,
-		filepath.Join(c.cfg.Dir, "temporal-server.log"))
 }
 
-func (c *Cluster) startUI(context.Context) error {
-	addr := "127.0.0.1:" + strconv.Itoa(freePort())
-	c.UI = "http://" + addr
-	return c.spawn("temporal-ui", exec.Command(filepath.Join(c.cfg.Bin, "temporal-ui"), "-addr", addr, "-temporal", c.Temporal))
-}
-
-// setup runs `hookrelay setup --create-namespace`.
-func (c *Cluster) setup(ctx context.Context) error {
-	if c.API == "" {
-		addr := c.cfg.APIAddr
-		if addr == "" {
-			addr = "127.0.0.1:" + strconv.Itoa(freePort())
-		}
-		c.API = "http://" + addr
-	}
-	cmd := exec.CommandContext(ctx, filepath.Join(c.cfg.Bin, "hookrelay"), "setup", "--create-namespace")
-	cmd.Env = c.hookrelayEnv()
-	return c.run(ctx, "setup", cmd)
-}
-
-// startAPI starts `hookrelay api` and waits until /readyz answers 200.
-func (c *Cluster) startAPI(context.Context) error {
-	cmd := exec.Command(filepath.Join(c.cfg.Bin, "hookrelay"), "api")
-	cmd.Env = c.hookrelayEnv()
-	if err := c.spawn("api", cmd); err != nil {
-		return err
-	}
-	if err := devenv.WaitReady(c.API+"/readyz", time.Minute, nil); err != nil {
-		return fmt.Errorf("cluster: hookrelay api: %w; see %s", err, filepath.Join(c.cfg.Dir, "api.log"))
-	}
-	return nil
-}
-
-// lowPort is a free port below 32768: the server stores its membership port
-// in a smallint, and the kernel's free ports are above that.
-func lowPort() int {
+// lowPort is a free port below 32768 and not in taken (which it joins): the
+// server stores its membership port in a smallint, and the kernel's free
+// ports are above that.
+func lowPort(taken map[int]bool) int {
 	for {
 		p := 20000 + rand.IntN(12000)
+		if taken[p] {
+			continue
+		}
 		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
 			_ = ln.Close()
+			taken[p] = true
 			return p
 		}
 	}
-}
-
-func freePort() int {
-	p, err := devenv.FreePort()
-	if err != nil {
-		panic(err) // no free port on loopback: nothing can run
-	}
-	return p
 }

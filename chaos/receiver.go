@@ -6,9 +6,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
+
+// AttemptTimeout is the per-attempt timeout the scenarios' subscriptions
+// set; the receiver's slow answers take longer than it.
+const AttemptTimeout = 2 * time.Second
 
 // behaviours are how a receiver answers: "ok" always 200; "flaky" 30 %
 // 500s, 10 % slower than the attempt timeout, 5 % connection resets, by a
@@ -23,7 +26,7 @@ var behaviours = map[string]func(w http.ResponseWriter, r *http.Request) bool{
 		case n < 30:
 			w.WriteHeader(http.StatusInternalServerError)
 		case n < 40:
-			sleep(r, attemptTimeout+time.Second)
+			sleep(r, AttemptTimeout+time.Second)
 		case n < 45:
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				_ = conn.Close()
@@ -35,7 +38,7 @@ var behaviours = map[string]func(w http.ResponseWriter, r *http.Request) bool{
 	},
 	"hang": func(w http.ResponseWriter, r *http.Request) bool {
 		if a := r.Header.Get("X-Hookrelay-Attempt"); a == "1" || a == "2" {
-			sleep(r, attemptTimeout+time.Second)
+			sleep(r, AttemptTimeout+time.Second)
 			return false
 		}
 		return true
@@ -49,24 +52,26 @@ func sleep(r *http.Request, d time.Duration) {
 	}
 }
 
-// receiver logs every request by scenario (the first path segment): how
-// many, and how many times each delivery was answered 200.
-type receiver struct {
+// Receiver is a webhook receiver on loopback that logs every request by
+// scenario (the first path segment of /SCENARIO/BEHAVIOUR): how many, and
+// how many times each delivery was answered 200. BEHAVIOUR is "ok", "flaky"
+// or "hang".
+type Receiver struct {
 	*httptest.Server
 	mu        sync.Mutex
 	requests  map[string]int
 	delivered map[string]map[string]int // scenario → delivery id → 200s
 }
 
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{requests: map[string]int{}, delivered: map[string]map[string]int{}}
+// NewReceiver starts a Receiver; Close stops it.
+func NewReceiver() *Receiver {
+	r := &Receiver{requests: map[string]int{}, delivered: map[string]map[string]int{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.Close)
 	return r
 }
 
 // serve handles /<scenario>/<behaviour>.
-func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	scenario, behaviour := parts[0], parts[len(parts)-1]
 	r.mu.Lock()
@@ -83,9 +88,9 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 }
 
-// counts are a scenario's requests, and its deliveries answered 200 more
+// Counts are a scenario's requests, and its deliveries answered 200 more
 // than once (duplicates).
-func (r *receiver) counts(scenario string) (requests, duplicates int) {
+func (r *Receiver) Counts(scenario string) (requests, duplicates int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range r.delivered[scenario] {

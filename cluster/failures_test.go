@@ -1,0 +1,209 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/chaos"
+	"github.com/hookrelay/hookrelay/cluster"
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// failureRate is the steady publish of every failure, in events a second.
+const failureRate = 15
+
+// failure is one thing a cluster must survive, done midway through a
+// steady publish to both APIs.
+type failure struct {
+	name, what string
+	events     int               // published at least, and on until the fault has ended (at most 4×)
+	fault      func(*run) string // does it; a note for the table
+}
+
+var failureList = []failure{
+	{"baseline", "none", 60, func(*run) string { return "" }},
+	{"kill-history", "kill -9 history-1, restarted once history-2 holds every shard", 150, killHistory},
+	{"kill-frontend", "kill -9 frontend, restarted 2 s later", 150, restartAfter("frontend", 2*time.Second)},
+	{"kill-matching", "kill -9 matching, restarted 2 s later", 150, restartAfter("matching", 2*time.Second)},
+	{"kill-api", "kill -9 api-2 (publishers fail over to api-1), restarted 5 s later", 150, restartAfter("api-2", 5*time.Second)},
+	{"scale-workers", "a third worker added, then worker-1 stopped (SIGTERM) 5 s later", 150, scaleWorkers},
+}
+
+// run is the stack the failures run on.
+type run struct {
+	t   *testing.T
+	c   *cluster.Cluster
+	st  *store.Store
+	rcv *chaos.Receiver
+}
+
+// outcome is a failure's reconciliation.
+type outcome struct {
+	failure
+	chaos.Tally
+	refused   int // publishes an API refused, then sent to the other
+	note      string
+	wall      time.Duration
+	attempted int
+}
+
+func (o outcome) String() string {
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d (%d unknown) | %d | %.1f s | %.1f s |",
+		o.name, o.what, o.Published, o.refused, o.Statuses[policies.StatusDelivered], o.Statuses[policies.StatusDeadLettered],
+		o.Lost, o.Stuck, o.Duplicates, o.Rows, o.Unknown, o.Requests, o.Settle.Seconds(), o.wall.Seconds())
+}
+
+// failures runs every failure in turn on the running stack and prints their
+// table; each must lose nothing, leave nothing stuck, deliver every
+// accepted event and have one attempts row per request the receiver saw.
+func failures(t *testing.T, c *cluster.Cluster, st *store.Store) {
+	r := &run{t: t, c: c, st: st, rcv: chaos.NewReceiver()}
+	defer r.rcv.Close()
+	var table []outcome
+	only := os.Getenv("HOOKRELAY_CLUSTER_ONLY")
+	for _, f := range failureList {
+		if only == "" || strings.Contains(only, f.name) {
+			table = append(table, r.one(f))
+		}
+	}
+	fmt.Println("| scenario | fault | accepted | refused, failed over | delivered | dead-lettered | lost | stuck | duplicates | attempt rows | requests | settle | wall |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, o := range table {
+		fmt.Println(o)
+	}
+	for _, o := range table {
+		if o.note != "" {
+			fmt.Printf("%s: %s\n", o.name, o.note)
+		}
+		for reason, n := range o.Reasons {
+			fmt.Printf("%s: %d ended: %.120s\n", o.name, n, reason)
+		}
+		if o.Lost != 0 || o.Stuck != 0 || o.Rows != o.Requests || o.Published != o.attempted ||
+			o.Statuses[policies.StatusDelivered] != o.Published {
+			t.Errorf("%s: %d of %d accepted, %d delivered, %d lost, %d stuck, %d attempt rows for %d requests",
+				o.name, o.Published, o.attempted, o.Statuses[policies.StatusDelivered], o.Lost, o.Stuck, o.Rows, o.Requests)
+		}
+	}
+}
+
+// one subscribes the receiver, publishes at failureRate with the fault
+// from midway, waits for every delivery to end and reconciles.
+func (r *run) one(f failure) outcome {
+	typ := "cluster." + f.name
+	subID := r.subscribe(chaos.Subscription(r.rcv.URL, f.name, "ok", typ))
+	done := make(chan struct{})
+	o := outcome{failure: f}
+	pub := &publisher{apis: r.c.APIs, client: &http.Client{Timeout: 10 * time.Second}}
+	var keys []string
+	begin := time.Now()
+	for i := 0; i < 4*f.events && (i < f.events || !ended(done)); i++ {
+		time.Sleep(time.Until(begin.Add(time.Duration(i) * time.Second / failureRate)))
+		if i == f.events/2 {
+			go func() { o.note = f.fault(r); close(done) }()
+		}
+		key := fmt.Sprintf("%s-%d", f.name, i)
+		if pub.publish(i, key, typ) {
+			keys = append(keys, key)
+		}
+		o.attempted++
+	}
+	<-done
+	published := time.Now()
+	o.Published, o.refused = len(keys), pub.refused
+	o.Stuck = chaos.Settle(r.st.DB(), subID, 3*time.Minute)
+	o.Settle, o.wall = time.Since(published), time.Since(begin)
+	if err := chaos.Reconcile(r.st.DB(), subID, keys, &o.Tally); err != nil {
+		r.t.Fatal(err)
+	}
+	o.Requests, o.Duplicates = r.rcv.Counts(f.name)
+	return o
+}
+
+func ended(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// subscribe creates a subscription and returns its id.
+func (r *run) subscribe(body string) string {
+	resp, err := http.Post(r.c.API+"/v1/subscriptions", "application/json", strings.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusCreated {
+		r.t.Fatalf("POST /v1/subscriptions: %s (%v)", resp.Status, err)
+	}
+	return out.ID
+}
+
+// publisher publishes each event to one API, in turn, and to the next API
+// (same Idempotency-Key) when one refuses it, as a client behind a load
+// balancer would.
+type publisher struct {
+	apis    []string
+	client  *http.Client
+	refused int
+}
+
+// publish publishes event i until an API accepts it, or a minute passes.
+func (p *publisher) publish(i int, key, typ string) bool {
+	deadline := time.Now().Add(time.Minute)
+	for try := 0; time.Now().Before(deadline); try++ {
+		if p.once(p.apis[(i+try)%len(p.apis)], key, typ) {
+			return true
+		}
+		p.refused++
+		if try%len(p.apis) == len(p.apis)-1 {
+			time.Sleep(200 * time.Millisecond) // every API refused: wait before the next round
+		}
+	}
+	return false
+}
+
+// once POSTs the event to api and reports whether it was accepted (202, or
+// 200 for a key it already has).
+func (p *publisher) once(api, key, typ string) bool {
+	req, _ := http.NewRequest(http.MethodPost, api+"/v1/events", strings.NewReader(`{"type": "`+typ+`", "data": {}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode < 300
+}
+
+// restartAfter kills (kill -9) process name and starts it again after pause.
+func restartAfter(name string, pause time.Duration) func(*run) string {
+	return func(r *run) string {
+		restart(r.t, r.c, name, pause)
+		return ""
+	}
+}
+
+// scaleWorkers adds a worker, then stops worker-1 as scaling down would.
+func scaleWorkers(r *run) string {
+	name, err := r.c.AddWorker(context.Background())
+	if err != nil {
+		r.t.Error(err)
+	}
+	time.Sleep(5 * time.Second)
+	if err := r.c.StopProcess("worker-1"); err != nil {
+		r.t.Error(err)
+	}
+	return name + " added, worker-1 stopped"
+}
