@@ -76,7 +76,7 @@ type recipe struct {
 // Start starts every part in order, each ready before the next, and returns
 // once the APIs answer /readyz.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
-	c := &Cluster{cfg: cfg, procs: map[string]*exec.Cmd{}, ports: map[string][2]int{}, recipes: map[string]recipe{}}
+	c := newCluster(cfg)
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "pids"), 0o755); err != nil {
 		return nil, err
 	}
@@ -99,6 +99,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 // hookrelay process up to 40, three workers while one is added, psql and
 // the tests), which PostgreSQL's default of 100 is not.
 const maxConnections = 400
+
+func newCluster(cfg Config) *Cluster {
+	return &Cluster{cfg: cfg, procs: map[string]*exec.Cmd{}, ports: map[string][2]int{}, recipes: map[string]recipe{}}
+}
 
 func (c *Cluster) startPostgres(ctx context.Context) error {
 	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{DataDir: filepath.Join(c.cfg.Dir, "postgres"),

@@ -130,12 +130,28 @@ matching.numTaskqueueWritePartitions:
   - value: 1
 `
 
-// startTemporal picks every Temporal process's ports, writes each one's
-// configuration and starts them: history-1 first, which initialises the
-// cluster's metadata on a new database and seeds the membership ring
-// (processes starting together on an empty one would race for both), then
-// the others at once; each is waited for until it answers its health check.
+// startTemporal configures the Temporal processes and starts them:
+// history-1 first, which initialises the cluster's metadata on a new
+// database and seeds the membership ring (processes starting together on an
+// empty one would race for both), then the others at once; each is waited
+// for until it answers its health check.
 func (c *Cluster) startTemporal(ctx context.Context) error {
+	if err := c.configureTemporal(); err != nil {
+		return err
+	}
+	if err := c.startAll(ctx, temporalProcs[0].name); err != nil {
+		return err
+	}
+	var rest []string
+	for _, p := range temporalProcs[1:] {
+		rest = append(rest, p.name)
+	}
+	return c.startAll(ctx, rest...)
+}
+
+// configureTemporal picks every Temporal process's ports and writes its
+// configuration (Dir/temporal/NAME.yaml) and its recipe.
+func (c *Cluster) configureTemporal() error {
 	dir := filepath.Join(c.cfg.Dir, "temporal")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -149,7 +165,6 @@ func (c *Cluster) startTemporal(ctx context.Context) error {
 		c.ports[p.name] = [2]int{lowPort(taken), lowPort(taken)}
 	}
 	c.Temporal = c.addr("frontend")
-	var names []string
 	for _, p := range temporalProcs {
 		if err := c.writeServerConfig(p.name, p.service, dyn); err != nil {
 			return err
@@ -157,12 +172,8 @@ func (c *Cluster) startTemporal(ctx context.Context) error {
 		file := filepath.Join(dir, p.name+".yaml")
 		cmd := []string{filepath.Join(c.cfg.Bin, "temporal-server"), "-config-file", file, "-service", p.service}
 		c.recipes[p.name] = recipe{args: cmd, ready: c.grpcReady(p.name, p.health)}
-		names = append(names, p.name)
 	}
-	if err := c.startAll(ctx, names[0]); err != nil {
-		return err
-	}
-	return c.startAll(ctx, names[1:]...)
+	return nil
 }
 
 // writeServerConfig writes process name's configuration: its own ports for
