@@ -10,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
 	"github.com/hookrelay/hookrelay/chaos"
 	"github.com/hookrelay/hookrelay/cluster"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // failureRate is the steady publish of every failure, in events a second.
@@ -33,7 +37,7 @@ var failureList = []failure{
 	{"kill-frontend", "kill -9 frontend, restarted 2 s later", 150, restartAfter("frontend", 2*time.Second)},
 	{"kill-matching", "kill -9 matching, restarted 2 s later", 150, restartAfter("matching", 2*time.Second)},
 	{"kill-api", "kill -9 api-2 (publishers fail over to api-1), restarted 5 s later", 150, restartAfter("api-2", 5*time.Second)},
-	{"scale-workers", "a third worker added, then worker-1 stopped (SIGTERM) 5 s later", 150, scaleWorkers},
+	{"scale-workers", "a third worker added, then worker-1 stopped (SIGTERM) once it polls", 150, scaleWorkers},
 }
 
 // run is the stack the failures run on.
@@ -195,15 +199,49 @@ func restartAfter(name string, pause time.Duration) func(*run) string {
 	}
 }
 
-// scaleWorkers adds a worker, then stops worker-1 as scaling down would.
+// scaleWorkers adds a worker, waits until Temporal sees it poll hookrelay's
+// task queue, then stops worker-1 as scaling down would.
 func scaleWorkers(r *run) string {
+	begin := time.Now()
 	name, err := r.c.AddWorker(context.Background())
 	if err != nil {
 		r.t.Error(err)
+		return ""
 	}
-	time.Sleep(5 * time.Second)
+	polling := r.waitPoller(name)
 	if err := r.c.StopProcess("worker-1"); err != nil {
 		r.t.Error(err)
 	}
-	return name + " added, worker-1 stopped"
+	return fmt.Sprintf("%s added, polling after %.1f s; worker-1 stopped", name, polling.Sub(begin).Seconds())
+}
+
+// waitPoller waits (a minute at most) until Temporal lists process name
+// (by its pid, which starts the SDK's worker identity) among the pollers
+// of hookrelay's main task queue, and returns when.
+func (r *run) waitPoller(name string) time.Time {
+	tc, err := client.Dial(client.Options{HostPort: r.c.Temporal, Namespace: "default"})
+	if err != nil {
+		r.t.Error(err)
+		return time.Now()
+	}
+	defer tc.Close()
+	var pid int
+	for _, p := range r.c.Processes() {
+		if p.Name == name {
+			pid = p.Pid
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		res, err := tc.DescribeTaskQueue(context.Background(), workflows.DefaultQueues().Main, enums.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			continue
+		}
+		for _, p := range res.GetPollers() {
+			if strings.HasPrefix(p.GetIdentity(), fmt.Sprintf("%d@", pid)) {
+				return time.Now()
+			}
+		}
+	}
+	r.t.Errorf("%s (pid %d) never polled %s", name, pid, workflows.DefaultQueues().Main)
+	return time.Now()
 }
