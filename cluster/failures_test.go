@@ -54,14 +54,15 @@ type outcome struct {
 	chaos.Tally
 	refused   int // publishes an API refused, then sent to the other
 	note      string
+	slowest   float64 // seconds from a delivery's publish to its end, at most
 	wall      time.Duration
 	attempted int
 }
 
 func (o outcome) String() string {
-	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d (%d unknown) | %d | %.1f s | %.1f s |",
+	return fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d (%d unknown) | %d | %.1f s | %.1f s | %.1f s |",
 		o.name, o.what, o.Published, o.refused, o.Statuses[policies.StatusDelivered], o.Statuses[policies.StatusDeadLettered],
-		o.Lost, o.Stuck, o.Duplicates, o.Rows, o.Unknown, o.Requests, o.Settle.Seconds(), o.wall.Seconds())
+		o.Lost, o.Stuck, o.Duplicates, o.Rows, o.Unknown, o.Requests, o.slowest, o.Settle.Seconds(), o.wall.Seconds())
 }
 
 // failures runs every failure in turn on the running stack and prints their
@@ -77,8 +78,8 @@ func failures(t *testing.T, c *cluster.Cluster, st *store.Store) {
 			table = append(table, r.one(f))
 		}
 	}
-	fmt.Println("| scenario | fault | accepted | refused, failed over | delivered | dead-lettered | lost | stuck | duplicates | attempt rows | requests | settle | wall |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| scenario | fault | accepted | refused, failed over | delivered | dead-lettered | lost | stuck | duplicates | attempt rows | requests | slowest | settle | wall |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, o := range table {
 		fmt.Println(o)
 	}
@@ -127,6 +128,11 @@ func (r *run) one(f failure) outcome {
 		r.t.Fatal(err)
 	}
 	o.Requests, o.Duplicates = r.rcv.Counts(f.name)
+	err := r.st.DB().Get(&o.slowest, `SELECT coalesce(max(extract(epoch FROM finished_at - created_at)), 0)::float8
+		FROM deliveries WHERE subscription_id = $1`, subID)
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	return o
 }
 
