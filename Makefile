@@ -14,9 +14,11 @@ build:
 run: bootstrap build
 	./bin/hookrelay dev
 
-# run-cluster: the production-shaped stack on this machine (cluster/):
-# PostgreSQL, a Temporal server built from go.temporal.io/server on it with 4
-# history shards, its Web UI, hookrelay setup, one API and two workers.
+# run-cluster: the production-shaped stack on this machine (cluster/,
+# docs/cluster.md): PostgreSQL; Temporal built from go.temporal.io/server on
+# it, one process per service (frontend, matching, two history hosts sharing
+# 16 shards, the internal worker); its Web UI; hookrelay setup; two APIs and
+# two workers. Pid files in .hookrelay-cluster/pids/.
 run-cluster: bootstrap build cluster-bins
 	go run ./cluster/runcluster
 
@@ -24,9 +26,12 @@ cluster-bins:
 	@bash scripts/cluster-bins.sh
 
 # test-cluster: 1,000 events across 50 endpoints through that stack, one
-# worker killed (kill -9) midway and started again (cluster/cluster_test.go).
+# worker killed (kill -9) midway and started again; then the failures a
+# cluster must survive, each under a steady publish and reconciled: kill -9
+# of history-1, the frontend, matching, one API; a worker added and one
+# removed (cluster/*_test.go, about 5 minutes).
 test-cluster: bootstrap build cluster-bins
-	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CLUSTER=1 go test -count=1 -v -run '^TestCluster$$' -timeout 30m ./cluster/ | grep -v '^=== '
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CLUSTER=1 bash -o pipefail -c "go test -count=1 -v -run '^TestCluster$$' -timeout 30m ./cluster/ | grep -v '^=== '"
 
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt -l lists:"; gofmt -l .; exit 1)
@@ -40,7 +45,7 @@ test: bootstrap lint
 # separate processes killed and restarted under a steady publish, then
 # reconciled (about 6 minutes). `make test` runs its short scenario.
 chaos: bootstrap
-	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CHAOS=full go test -count=1 -v -run '^TestChaos$$' -timeout 60m ./chaos/ | grep -v '^=== '
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CHAOS=full bash -o pipefail -c "go test -count=1 -v -run '^TestChaos$$' -timeout 60m ./chaos/ | grep -v '^=== '"
 
 # bench: hookrelay as `make run` ships it (bench-dev, about 7 minutes), then on
 # the production-shaped cluster (bench-cluster, about 3 minutes once its
