@@ -129,6 +129,23 @@ func TestEveryVariableHasAPlace(t *testing.T) {
 	}
 }
 
+// TestValuesRefuseUnknownNames: a misspelt variable under config, a short
+// admin key or an unknown setting stops the render (values.schema.json and
+// the templates) instead of being ignored.
+func TestValuesRefuseUnknownNames(t *testing.T) {
+	for _, bad := range []chartutil.Values{
+		{"config": map[string]any{"HOOKRELAY_LOGLEVEL": "debug"}},
+		{"config": map[string]any{config.EnvDatabaseURL: "postgres://db/hookrelay"}},
+		{"secrets": map[string]any{"adminKey": "too-short"}},
+		{"workers": map[string]any{"replicas": 3}},
+		{"temporal": map[string]any{"tls": map[string]any{"secretName": "tls", "certKey": ""}}},
+	} {
+		if _, err := renderValues(bad); err == nil {
+			t.Errorf("values %v rendered", bad)
+		}
+	}
+}
+
 func schemaConfigKeys(t *testing.T) []string {
 	t.Helper()
 	b, err := os.ReadFile(chartDir + "/values.schema.json")

@@ -114,18 +114,24 @@ func renderAll(t *testing.T) map[string]*rendering {
 // values.schema.json, hooks apart), with missing values an error, and
 // decodes every object strictly.
 func render(valuesFile string) (*rendering, error) {
+	vals := chartutil.Values{}
+	if valuesFile != "" {
+		var err error
+		if vals, err = chartutil.ReadValuesFile(valuesFile); err != nil {
+			return nil, err
+		}
+	}
+	return renderValues(vals)
+}
+
+// renderValues renders the chart with vals over its defaults.
+func renderValues(vals chartutil.Values) (*rendering, error) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, err
 	}
 	if !chartutil.IsCompatibleRange(chrt.Metadata.KubeVersion, minKube) {
 		return nil, fmt.Errorf("kubeVersion %q excludes %s", chrt.Metadata.KubeVersion, minKube)
-	}
-	vals := chartutil.Values{}
-	if valuesFile != "" {
-		if vals, err = chartutil.ReadValuesFile(valuesFile); err != nil {
-			return nil, err
-		}
 	}
 	opts := chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}
 	top, err := chartutil.ToRenderValues(chrt, vals, opts, chartutil.DefaultCapabilities)
