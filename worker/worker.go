@@ -45,6 +45,9 @@ type Options struct {
 	// PublicURL is the API's address from outside (HOOKRELAY_PUBLIC_URL),
 	// for Event Grid's validationUrl.
 	PublicURL string
+	// EventGridTopic is the template of the accounts' Event Grid topics
+	// (HOOKRELAY_EVENTGRID_TOPIC; "" is eventgrid.DefaultTopic).
+	EventGridTopic string
 	// Retention is how long deliveries that ended, their attempts and
 	// their events are kept (HOOKRELAY_RETENTION); zero keeps them forever.
 	Retention time.Duration
@@ -102,6 +105,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	acts := activities.New(st, logger, opts.Egress)
 	q := opts.Queues()
 	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
+	acts.EventGridTopic = opts.EventGridTopic
 	// First attempts run as local activities in this worker (workflows/delivery_local.go).
 	main := sdkworker.New(c, q.Main, sdkworker.Options{MaxConcurrentLocalActivityExecutionSize: opts.HTTPConcurrency})
 	httpOpts := sdkworker.Options{

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -28,6 +28,8 @@ type app struct {
 	logger  *slog.Logger
 	stdout  io.Writer
 	metrics *metrics.Metrics
+	// tls is the API's certificate (loadTLS); nil serves plain HTTP.
+	tls *tls.Config
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
@@ -100,6 +102,9 @@ func (a *app) api(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.loadTLS(); err != nil {
+		return err
+	}
 	st, c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -129,11 +134,11 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
+	ln, err := a.listen()
 	if err != nil {
-		return fmt.Errorf("api: listen on %s: %w", a.cfg.HTTPAddr, err)
+		return err
 	}
-	a.logger.InfoContext(ctx, "api_listening", "addr", ln.Addr().String())
+	a.logger.InfoContext(ctx, "api_listening", "addr", ln.Addr().String(), "scheme", a.scheme())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
