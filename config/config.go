@@ -100,11 +100,6 @@ func Load(getenv func(string) string) (Config, error) {
 	if err := c.loadTLS(getenv); err != nil {
 		return c, err
 	}
-	scheme := "http://"
-	if c.TLS.On() {
-		scheme = "https://"
-	}
-	c.PublicURL = or(getenv(EnvPublicURL), scheme+c.HTTPAddr)
 	var err error
 	if c.PostgresPort, err = intVar(getenv, EnvPGPort, 54329); err != nil {
 		return c, err

@@ -20,9 +20,15 @@ type TLS struct {
 // On tells whether the API serves HTTPS.
 func (t TLS) On() bool { return t.CertFile != "" }
 
-// loadTLS reads c.TLS: both files or neither.
+// loadTLS reads c.TLS, both files or neither, and c.PublicURL, which
+// defaults to the API's own address with the scheme it serves.
 func (c *Config) loadTLS(getenv func(string) string) error {
 	c.TLS = TLS{CertFile: getenv(EnvTLSCert), KeyFile: getenv(EnvTLSKey)}
+	scheme := "http://"
+	if c.TLS.On() {
+		scheme = "https://"
+	}
+	c.PublicURL = or(getenv(EnvPublicURL), scheme+c.HTTPAddr)
 	switch {
 	case c.TLS.CertFile != "" && c.TLS.KeyFile == "":
 		return fmt.Errorf("config: %s is set but %s is not: give both (the certificate and its key) or neither", EnvTLSCert, EnvTLSKey)
