@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -27,18 +25,11 @@ func securedAPI(t *testing.T) (*echo.Echo, *store.Store) {
 // send makes one request with the Authorization header auth ("" for none).
 func send(t *testing.T, e *echo.Echo, method, path, auth, body string) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
+	header := "Authorization"
+	if auth == "" {
+		header = ""
 	}
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, req)
-	var out map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		t.Fatalf("%s %s: answer is not JSON: %d %q", method, path, rec.Code, rec.Body.String())
-	}
-	return rec.Code, out
+	return sendCT(t, e, method, path, header, auth, "application/json", body)
 }
 
 func errorField(out map[string]any) string {

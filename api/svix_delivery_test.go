@@ -28,11 +28,8 @@ func verifyWithSvix(t *testing.T, secret string, r signedRequest) error {
 // the subscription's public key (as TestEd25519Deliveries shows in full).
 func TestSvixVerifiesDeliveries(t *testing.T) {
 	t.Parallel()
-	st, c := testenvStore(t), testenvClient(t)
-	e := testAPI(t, st, c)
-	runWorker(t, st, c)
-	srv, got := newSignedReceiver(t)
-	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, map[string]any{"url": srv.URL, "event_types": []string{"sign.svix"}}))
+	e, srv, got := signingAPI(t)
+	sub := subscribeSigned(t, e, srv.URL, "sign.svix", "")
 	id, old := fmtString(sub["id"]), fmtString(sub["signing_secret"])
 	r := deliverOne(t, e, got, "sign.svix", "svix-0")
 	if err := verifyWithSvix(t, old, r); err != nil {
@@ -49,8 +46,7 @@ func TestSvixVerifiesDeliveries(t *testing.T) {
 		t.Fatalf("in the overlap, Svix refuses a secret: signatures %q", signatures(r))
 	}
 
-	_, ed := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, map[string]any{
-		"url": srv.URL, "event_types": []string{"sign.svix-ed"}, "signature_scheme": "ed25519"}))
+	ed := subscribeSigned(t, e, srv.URL, "sign.svix-ed", "ed25519")
 	pub := publicKeyOf(t, e, fmtString(ed["id"]))
 	r = deliverOne(t, e, got, "sign.svix-ed", "svix-ed")
 	if !verifiesV1a(t, pub, r, 0) {

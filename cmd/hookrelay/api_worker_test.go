@@ -24,21 +24,10 @@ import (
 // a publication reaches its receiver and ends delivered.
 func TestAPIMakesFirstAttempts(t *testing.T) {
 	t.Parallel()
-	srv := testenv.TemporalServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port, err := devenv.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": fmt.Sprintf("apiworker-%d", time.Now().UnixNano()), "HOOKRELAY_HTTP_ADDR": addr,
+	e, addr := setUpAPI(ctx, t, "apiworker", map[string]string{
 		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"})
-	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"setup", "--create-namespace"}, e, &out, &errOut); err != nil {
-		t.Fatalf("setup: %v\n%s", err, errOut.String())
-	}
 	got := make(chan string, 1)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Get("Webhook-Id")
@@ -63,6 +52,29 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		t.Fatal("no attempt reached the receiver: the API made no first attempt")
 	}
 	waitDelivered(ctx, t, base+"/v1/events/ev-1")
+}
+
+// setUpAPI is the environment of a `hookrelay api` on a free loopback
+// port (addr) with settings, on a real database and a fresh namespace of a
+// real Temporal server, which `hookrelay setup` prepared.
+func setUpAPI(ctx context.Context, t *testing.T, name string, settings map[string]string) (getenv func(string) string, addr string) {
+	t.Helper()
+	srv := testenv.TemporalServer(t)
+	port, err := devenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = "127.0.0.1:" + strconv.Itoa(port)
+	kv := map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
+		"TEMPORAL_NAMESPACE": fmt.Sprintf("%s-%d", name, time.Now().UnixNano()), "HOOKRELAY_HTTP_ADDR": addr}
+	for k, v := range settings {
+		kv[k] = v
+	}
+	var errOut bytes.Buffer
+	if err := run(ctx, []string{"setup", "--create-namespace"}, env(kv), io.Discard, &errOut); err != nil {
+		t.Fatalf("setup: %v\n%s", err, errOut.String())
+	}
+	return env(kv), addr
 }
 
 // post POSTs body to url and fails the test unless it is accepted.

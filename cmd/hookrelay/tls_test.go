@@ -10,14 +10,12 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,8 +25,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/eventgrid/azeventgrid"
 
 	"github.com/hookrelay/hookrelay/config"
-	"github.com/hookrelay/hookrelay/devenv"
-	"github.com/hookrelay/hookrelay/testenv"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key into dir and
@@ -93,22 +89,12 @@ func TestTLSSettingsChecked(t *testing.T) {
 // sends credentials over TLS only.
 func TestAPIServesTLS(t *testing.T) {
 	t.Parallel()
-	srv := testenv.TemporalServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port, err := devenv.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	certFile, keyFile, pool := selfSigned(t, t.TempDir())
 	admin := strings.Repeat("a", config.MinAdminKeyLength)
-	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": fmt.Sprintf("tls-%d", time.Now().UnixNano()), config.EnvHTTPAddr: addr,
+	e, addr := setUpAPI(ctx, t, "tls", map[string]string{
 		config.EnvAdminKey: admin, config.EnvTLSCert: certFile, config.EnvTLSKey: keyFile, "HOOKRELAY_API_WORKER": "false"})
-	if err := run(ctx, []string{"setup", "--create-namespace"}, e, io.Discard, io.Discard); err != nil {
-		t.Fatalf("setup: %v", err)
-	}
 	apiCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- run(apiCtx, []string{"api"}, e, io.Discard, io.Discard) }()
