@@ -21,12 +21,8 @@ import (
 // A row that is not one method and one path fails the test.
 func docRoutes(t *testing.T) map[string]string {
 	t.Helper()
-	section, err := docs.Section("api.md", "Routes")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rows := map[string]string{}
-	for _, cells := range docs.Rows(section) {
+	for _, cells := range docs.Table(t, "api.md", "Routes") {
 		if len(cells) != 4 {
 			t.Fatalf("docs/api.md: a route row of %d cells: %q", len(cells), cells)
 		}
@@ -61,12 +57,7 @@ func TestDocsListEveryRoute(t *testing.T) {
 	for k := range rows {
 		listed[k] = true
 	}
-	if missing := difference(served, listed); len(missing) > 0 {
-		t.Errorf("routes missing from the route table of docs/api.md: %v", missing)
-	}
-	if extra := difference(listed, served); len(extra) > 0 {
-		t.Errorf("the route table of docs/api.md lists routes the server does not have: %v", extra)
-	}
+	sameKeys(t, served, "served", listed, "in the route table of docs/api.md")
 	if len(served) < 40 {
 		t.Fatalf("only %d routes found", len(served))
 	}
@@ -86,12 +77,8 @@ var labels = regexp.MustCompile(`\{[^}]*\}$`)
 // docs/operations.md ("## Metrics"), labels left out.
 func docMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	section, err := docs.Section("operations.md", "Metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := map[string]bool{}
-	for _, cells := range docs.Rows(section) {
+	for _, cells := range docs.Table(t, "operations.md", "Metrics") {
 		for _, name := range docs.CodeSpans(cells[0]) {
 			if strings.HasPrefix(name, metrics.Namespace+"_") {
 				names[labels.ReplaceAllString(name, "")] = true
@@ -127,13 +114,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 			exported[f.GetName()] = true
 		}
 	}
-	documented := docMetrics(t)
-	if missing := difference(exported, documented); len(missing) > 0 {
-		t.Errorf("metrics missing from the table of docs/operations.md: %v", missing)
-	}
-	if extra := difference(documented, exported); len(extra) > 0 {
-		t.Errorf("the table of docs/operations.md lists metrics hookrelay does not export: %v", extra)
-	}
+	sameKeys(t, exported, "exported", docMetrics(t), "in the metrics table of docs/operations.md")
 	if len(exported) < 15 {
 		t.Fatalf("only %d hookrelay metrics exported: %v", len(exported), exported)
 	}

@@ -12,12 +12,8 @@ import (
 // ("## Configuration") names exactly the environment variables config/
 // reads, each once.
 func TestDocsListEveryVariable(t *testing.T) {
-	section, err := docs.Section("operations.md", "Configuration")
-	if err != nil {
-		t.Fatal(err)
-	}
 	documented := map[string]bool{}
-	for _, cells := range docs.Rows(section) {
+	for _, cells := range docs.Table(t, "operations.md", "Configuration") {
 		for _, name := range docs.CodeSpans(cells[0]) {
 			if documented[name] {
 				t.Errorf("docs/operations.md lists %s twice", name)

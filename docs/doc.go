@@ -11,16 +11,29 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"testing"
 )
 
 //go:embed *.md
 var files embed.FS
 
-// Section returns the text of the Markdown file name (in this directory)
+// Table returns the cells of the body rows of the tables in the section of
+// the Markdown file name (in this directory) under the heading title; a
+// file or heading that is not there fails tb.
+func Table(tb testing.TB, name, title string) [][]string {
+	tb.Helper()
+	text, err := section(name, title)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rows(text)
+}
+
+// section returns the text of the Markdown file name (in this directory)
 // under the heading whose text is title, at any level, up to the next
 // heading of the same or a higher level. Lines inside fenced code blocks are
 // never headings.
-func Section(name, title string) (string, error) {
+func section(name, title string) (string, error) {
 	b, err := files.ReadFile(name)
 	if err != nil {
 		return "", err
@@ -31,7 +44,7 @@ func Section(name, title string) (string, error) {
 		if strings.HasPrefix(line, "```") {
 			fenced = !fenced
 		}
-		if n, text := Heading(line); n > 0 && !fenced {
+		if n, text := heading(line); n > 0 && !fenced {
 			if level > 0 && n <= level {
 				break
 			}
@@ -50,13 +63,13 @@ func Section(name, title string) (string, error) {
 	return strings.Join(out, "\n"), nil
 }
 
-// heading matches an ATX heading: its level and its text.
-var heading = regexp.MustCompile(`^(#{1,6}) +(.*?) *#*$`)
+// atxHeading matches an ATX heading: its level and its text.
+var atxHeading = regexp.MustCompile(`^(#{1,6}) +(.*?) *#*$`)
 
-// Heading returns the level and text of line when it is a Markdown heading
+// heading returns the level and text of line when it is a Markdown heading
 // (outside a code block), else 0.
-func Heading(line string) (int, string) {
-	m := heading.FindStringSubmatch(line)
+func heading(line string) (int, string) {
+	m := atxHeading.FindStringSubmatch(line)
 	if m == nil {
 		return 0, ""
 	}
@@ -66,12 +79,12 @@ func Heading(line string) (int, string) {
 // separator matches a table's delimiter row: | --- | :-: |.
 var separator = regexp.MustCompile(`^\|( *:?-+:? *\|)+ *$`)
 
-// Rows returns the cells of every body row of the tables in text, trimmed:
+// rows returns the cells of every body row of the tables in text, trimmed:
 // header rows (those followed by a delimiter row) and delimiter rows are
 // left out. An escaped pipe (\|) stays inside its cell, unescaped.
-func Rows(text string) [][]string {
+func rows(text string) [][]string {
 	lines := strings.Split(text, "\n")
-	var rows [][]string
+	var out [][]string
 	for i, line := range lines {
 		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, "|") || separator.MatchString(line) {
@@ -80,9 +93,9 @@ func Rows(text string) [][]string {
 		if i+1 < len(lines) && separator.MatchString(strings.TrimSpace(lines[i+1])) {
 			continue
 		}
-		rows = append(rows, cells(line))
+		out = append(out, cells(line))
 	}
-	return rows
+	return out
 }
 
 // cells splits a table row at its unescaped pipes.

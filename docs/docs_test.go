@@ -153,7 +153,7 @@ func anchors(text string) map[string]bool {
 		if strings.HasPrefix(line, "```") {
 			fenced = !fenced
 		}
-		n, title := Heading(line)
+		n, title := heading(line)
 		if n == 0 || fenced {
 			continue
 		}
