@@ -558,7 +558,7 @@ type Policy struct {
 	} `json:"rows"`
 	ScheduleKind ScheduleKind `json:"schedule_kind"`
 
-	// Section Where POLICIES.md describes it.
+	// Section Where the policy reference describes it: docs/policies.md and its section anchor.
 	Section string `json:"section"`
 
 	// SuccessCodes Empty: any 2xx.

@@ -46,8 +46,8 @@ func (c *Config) loadEventGrid(getenv func(string) string) error {
 	return nil
 }
 
-// Environment variables of Event Grid on IoT Edge (POLICIES.md
-// §eventgrid-edge), spelled as the vendor spells them.
+// Environment variables of Event Grid on IoT Edge (docs/policies.md#eventgrid-edge),
+// spelled as the vendor spells them.
 const (
 	EnvEdgeMaxDeliveryAttempts = "broker__defaultMaxDeliveryAttempts"
 	EnvEdgeEventTTLSeconds     = "broker__defaultEventTimeToLiveInSeconds"

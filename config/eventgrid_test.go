@@ -1,8 +1,6 @@
 package config_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,24 +49,5 @@ func TestTLSSettings(t *testing.T) {
 	}
 	if cfg, _ := load(nil); cfg.TLS.On() || !strings.HasPrefix(cfg.PublicURL, "http://") {
 		t.Errorf("without TLS: %+v %s", cfg.TLS, cfg.PublicURL)
-	}
-}
-
-// TestVariablesDocumented: every variable config/ reads is named in a
-// table of the docs (README.md or docs/*.md).
-func TestVariablesDocumented(t *testing.T) {
-	files, _ := filepath.Glob("../docs/*.md")
-	var docs strings.Builder
-	for _, f := range append(files, "../README.md") {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs.Write(b)
-	}
-	for _, v := range config.Variables() {
-		if !strings.Contains(docs.String(), "| `"+v+"`") && !strings.Contains(docs.String(), ", `"+v+"`") {
-			t.Errorf("%s is in no docs table", v)
-		}
 	}
 }
