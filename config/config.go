@@ -32,7 +32,8 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention}
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
+		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -81,6 +82,8 @@ type Config struct {
 	WorkerConcurrency int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention
+	// Tracing says whether traces are exported (docs/tracing.md).
+	Tracing Tracing
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -117,6 +120,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := c.loadRetention(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadTracing(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

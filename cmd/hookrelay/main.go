@@ -43,7 +43,8 @@ HOOKRELAY_ADMIN_KEY (required by api), HOOKRELAY_INSECURE_NO_AUTH (local trials 
 HOOKRELAY_EGRESS_ALLOW (CIDRs deliveries may reach despite the deny list),
 HOOKRELAY_METRICS_TOKEN (reads the API's /metrics), HOOKRELAY_METRICS_ADDR (worker's /metrics),
 TEMPORAL_TLS, TEMPORAL_TLS_CA, TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_SERVER_NAME,
-TEMPORAL_API_KEY (Temporal Cloud), HOOKRELAY_WORKER_CONCURRENCY (attempts in flight per queue, 200)
+TEMPORAL_API_KEY (Temporal Cloud), HOOKRELAY_WORKER_CONCURRENCY (attempts in flight per queue, 200),
+OTEL_EXPORTER_OTLP_ENDPOINT (traces over OTLP; docs/tracing.md)
 `
 
 // run is the whole program, testable: it reads its arguments and
@@ -66,6 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	defer app.stopTracing()
 	switch args[0] {
 	case "dev":
 		return app.dev(ctx)

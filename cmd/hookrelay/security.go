@@ -76,5 +76,6 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts.Metrics = a.metrics
 	opts.PublicURL = a.cfg.PublicURL
 	opts.Retention, opts.DeadLetterRetention = a.cfg.Retention.Finished, a.cfg.Retention.DeadLetters
+	opts.Tracing = a.tracing
 	return opts
 }
