@@ -2,16 +2,13 @@ package tracing_test
 
 import (
 	"context"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/hookrelay/hookrelay/config"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -30,12 +27,12 @@ func TestExportsOverOTLP(t *testing.T) {
 	if tr := start(t); tr != nil || len(tr.ClientInterceptors()) != 0 {
 		t.Fatalf("tracing on without an OTLP endpoint: %+v", tr)
 	}
-	for protocol, collector := range map[string]func(*testing.T, chan<- *coltracepb.ExportTraceServiceRequest) string{
+	for protocol, collector := range map[string]func(*testing.T) (string, func() []*coltracepb.ExportTraceServiceRequest){
 		config.ProtocolHTTP: httpCollector, config.ProtocolGRPC: grpcCollector,
 	} {
 		t.Run(protocol, func(t *testing.T) {
-			got := make(chan *coltracepb.ExportTraceServiceRequest, 16)
-			t.Setenv(config.EnvOTLPEndpoint, collector(t, got))
+			endpoint, got := collector(t)
+			t.Setenv(config.EnvOTLPEndpoint, endpoint)
 			t.Setenv(config.EnvOTLPProtocol, protocol)
 			tr := start(t)
 			if tr == nil || len(tr.ClientInterceptors()) != 1 {
@@ -46,12 +43,11 @@ func TestExportsOverOTLP(t *testing.T) {
 			if err := tr.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case req := <-got:
-				checkExported(t, req)
-			default:
-				t.Fatal("Shutdown returned and the collector got nothing")
+			reqs := got()
+			if len(reqs) != 1 {
+				t.Fatalf("Shutdown returned and the collector got %d requests, want 1", len(reqs))
 			}
+			checkExported(t, reqs[0])
 		})
 	}
 }
@@ -92,46 +88,41 @@ func checkExported(t *testing.T, req *coltracepb.ExportTraceServiceRequest) {
 	}
 }
 
-// httpCollector is an OTLP/HTTP collector passing what it receives to got;
-// it returns its endpoint.
-func httpCollector(t *testing.T, got chan<- *coltracepb.ExportTraceServiceRequest) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(r.Body)
-		req := &coltracepb.ExportTraceServiceRequest{}
-		if r.URL.Path != "/v1/traces" || err != nil || proto.Unmarshal(b, req) != nil {
-			http.Error(w, "not an OTLP trace export", http.StatusBadRequest)
-			return
-		}
-		got <- req
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+// httpCollector is an OTLP/HTTP collector: its endpoint, and what it got.
+func httpCollector(t *testing.T) (string, func() []*coltracepb.ExportTraceServiceRequest) {
+	c := testenv.OTLPCollector(t)
+	return c.URL, c.Requests
 }
 
 // traceService is the trace service of an OTLP/gRPC collector.
 type traceService struct {
 	coltracepb.UnimplementedTraceServiceServer
-	got chan<- *coltracepb.ExportTraceServiceRequest
+	mu  sync.Mutex
+	got []*coltracepb.ExportTraceServiceRequest
 }
 
-func (s traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	s.got <- req
+func (s *traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, req)
 	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
 
-// grpcCollector is an OTLP/gRPC collector passing what it receives to got;
-// it returns its endpoint.
-func grpcCollector(t *testing.T, got chan<- *coltracepb.ExportTraceServiceRequest) string {
+func (s *traceService) requests() []*coltracepb.ExportTraceServiceRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*coltracepb.ExportTraceServiceRequest(nil), s.got...)
+}
+
+// grpcCollector is an OTLP/gRPC collector: its endpoint, and what it got.
+func grpcCollector(t *testing.T) (string, func() []*coltracepb.ExportTraceServiceRequest) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
-	coltracepb.RegisterTraceServiceServer(srv, traceService{got: got})
+	srv, svc := grpc.NewServer(), &traceService{}
+	coltracepb.RegisterTraceServiceServer(srv, svc)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(srv.Stop)
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), svc.requests
 }
