@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,8 +31,13 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	// The dev server's own namespace, whose search attributes it registered
+	// at its start: in a namespace `hookrelay setup` has just made they are
+	// refused for a while ("no mapping defined for search attribute"), and
+	// the API has no sweeper to start the delivery again. TestAPITraces, on
+	// the same task queue, is not parallel: it never runs alongside.
 	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": fmt.Sprintf("apiworker-%d", time.Now().UnixNano()), "HOOKRELAY_HTTP_ADDR": addr,
+		"TEMPORAL_NAMESPACE": srv.Namespace, "HOOKRELAY_HTTP_ADDR": addr,
 		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"})
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"setup", "--create-namespace"}, e, &out, &errOut); err != nil {
