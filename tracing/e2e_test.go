@@ -87,6 +87,16 @@ func (s *stack) post(t *testing.T, path, body string, h http.Header) map[string]
 	return out
 }
 
+// subscribe subscribes a new receiver to "order.created", retried after a
+// second.
+func (s *stack) subscribe(t *testing.T) *receiver {
+	t.Helper()
+	rcv := newReceiver(t)
+	s.post(t, "/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["order.created"], "policy": "custom",
+		"retry_policy": {"custom": {"kind": "fixed", "interval_seconds": 1}}}`, http.Header{})
+	return rcv
+}
+
 // publish publishes event id (type "order.created") with headers h and
 // waits for its one delivery's workflow to end; it returns that workflow's
 // id.
@@ -196,9 +206,7 @@ func intAttr(s tracetest.SpanStub, key attribute.Key) int64 {
 func TestOneTracePublishToReceiver(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	rcv := newReceiver(t)
-	s.post(t, "/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["order.created"], "policy": "custom",
-		"retry_policy": {"custom": {"kind": "fixed", "interval_seconds": 1}}}`, http.Header{})
+	rcv := s.subscribe(t)
 	ctx, pub := s.tracer.Start(context.Background(), "publisher", trace.WithSpanKind(trace.SpanKindClient))
 	h := http.Header{}
 	tracing.Inject(ctx, h)
@@ -239,7 +247,7 @@ func TestOneTracePublishToReceiver(t *testing.T) {
 	if a, b := intAttr(attempts[0], "hookrelay.attempt"), intAttr(attempts[1], "hookrelay.attempt"); a+b != 3 || a*b != 2 {
 		t.Errorf("attempt spans numbered %d and %d, want 1 and 2", a, b)
 	}
-	hist := history(t, s.client, wf)
+	hist := testenv.History(t, s.client, wf)
 	if local, deliver := activityKinds(hist); local == 0 || deliver != 1 {
 		t.Errorf("%d local activities and %d Deliver activities, want the first attempt local and the retry regular", local, deliver)
 	}
@@ -251,9 +259,7 @@ func TestOneTracePublishToReceiver(t *testing.T) {
 func TestPublishWithoutTraceParent(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	rcv := newReceiver(t)
-	s.post(t, "/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["order.created"], "policy": "custom",
-		"retry_policy": {"custom": {"kind": "fixed", "interval_seconds": 1}}}`, http.Header{})
+	rcv := s.subscribe(t)
 	s.publish(t, "ord-2", http.Header{})
 	var server *tracetest.SpanStub
 	for _, sp := range s.spans.GetSpans() {

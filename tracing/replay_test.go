@@ -1,14 +1,12 @@
 package tracing_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -32,21 +30,6 @@ func replayers(t *testing.T, tr *tracing.Tracing) map[string]sdkworker.WorkflowR
 		r.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
 	}
 	return rs
-}
-
-// history is a closed workflow's history.
-func history(t *testing.T, c client.Client, workflowID string) *historypb.History {
-	t.Helper()
-	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, 0)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		hist.Events = append(hist.Events, e)
-	}
-	return hist
 }
 
 // replay replays the history of a traced delivery's workflow by workers with

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,39 +25,14 @@ import (
 // a publication reaches its receiver and ends delivered.
 func TestAPIMakesFirstAttempts(t *testing.T) {
 	t.Parallel()
-	srv := testenv.TemporalServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port, err := devenv.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	// The dev server's own namespace, whose search attributes it registered
-	// at its start: in a namespace `hookrelay setup` has just made they are
-	// refused for a while ("no mapping defined for search attribute"), and
-	// the API has no sweeper to start the delivery again. TestAPITraces, on
-	// the same task queue, is not parallel: it never runs alongside.
-	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": srv.Namespace, "HOOKRELAY_HTTP_ADDR": addr,
-		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"})
-	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"setup", "--create-namespace"}, e, &out, &errOut); err != nil {
-		t.Fatalf("setup: %v\n%s", err, errOut.String())
-	}
 	got := make(chan string, 1)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Get("Webhook-Id")
 	}))
 	defer rcv.Close()
-	apiCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(apiCtx, []string{"api"}, e, io.Discard, io.Discard) }()
-	defer func() { stop(); <-done }()
-	base := "http://" + addr
-	if err := devenv.WaitReady(base+"/readyz", time.Minute, nil); err != nil {
-		t.Fatal(err)
-	}
+	base, _ := runAPI(ctx, t, nil)
 	post(t, base+"/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["a"], "policy": "eventgrid"}`)
 	post(t, base+"/v1/events", `{"id": "ev-1", "type": "a", "data": {}}`)
 	select {
@@ -67,6 +44,50 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		t.Fatal("no attempt reached the receiver: the API made no first attempt")
 	}
 	waitDelivered(ctx, t, base+"/v1/events/ev-1")
+}
+
+// runAPI runs `hookrelay api`, after `hookrelay setup`, on a fresh database
+// and the Temporal dev server, with more settings, until the test ends or
+// stop is called; stop waits for it to end and returns its error. It returns
+// the API's base URL once it is ready.
+//
+// It runs on the dev server's own namespace, whose search attributes the
+// server registered at its start: in a namespace `hookrelay setup` has just
+// made they are refused for a while ("no mapping defined for search
+// attribute"), and the API has no sweeper to start a delivery again. Its
+// worker serves the default task queue, so no two tests calling it may run
+// at once: of those, only TestAPIMakesFirstAttempts is parallel.
+func runAPI(ctx context.Context, t *testing.T, more map[string]string) (base string, stop func() error) {
+	t.Helper()
+	srv := testenv.TemporalServer(t)
+	port, err := devenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	kv := map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
+		"TEMPORAL_NAMESPACE": srv.Namespace, "HOOKRELAY_HTTP_ADDR": addr,
+		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"}
+	maps.Copy(kv, more)
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"setup", "--create-namespace"}, env(kv), &out, &errOut); err != nil {
+		t.Fatalf("setup: %v\n%s", err, errOut.String())
+	}
+	apiCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- run(apiCtx, []string{"api"}, env(kv), io.Discard, io.Discard) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	base = "http://" + addr
+	if err := devenv.WaitReady(base+"/readyz", time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	return base, stop
 }
 
 // post POSTs body to url and fails the test unless it is accepted.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/config"
-	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
@@ -34,38 +31,19 @@ const (
 func TestAPITraces(t *testing.T) {
 	col := testenv.OTLPCollector(t)
 	t.Setenv(config.EnvOTLPEndpoint, col.URL) // the exporter reads it from the process
-	srv := testenv.TemporalServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port, err := devenv.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The dev server's own namespace, whose search attributes it registered
-	// at its start: one made by `hookrelay setup` takes a moment to accept
-	// them, and the API has no sweeper to start a delivery again.
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": srv.Namespace, "HOOKRELAY_HTTP_ADDR": addr, "HOOKRELAY_INSECURE_NO_AUTH": "true",
-		"HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8", config.EnvOTLPEndpoint: col.URL})
 	got := make(chan string, 1)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Get("traceparent")
 	}))
 	defer rcv.Close()
-	apiCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(apiCtx, []string{"api"}, e, io.Discard, io.Discard) }()
-	base := "http://" + addr
-	if err := devenv.WaitReady(base+"/readyz", time.Minute, nil); err != nil {
-		t.Fatal(err)
-	}
+	base, stop := runAPI(ctx, t, map[string]string{config.EnvOTLPEndpoint: col.URL})
 	post(t, base+"/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["a"], "policy": "eventgrid"}`)
 	wf := publishTraced(t, base)
 	parent := receivedParent(ctx, t, got)
-	awaitWorkflow(ctx, t, srv.Address, srv.Namespace, wf)
-	stop()
-	if err := <-done; err != nil {
+	awaitWorkflow(ctx, t, wf)
+	if err := stop(); err != nil { // exports the spans left
 		t.Fatal(err)
 	}
 	checkCollected(t, col, parent)
@@ -112,9 +90,10 @@ func receivedParent(ctx context.Context, t *testing.T, got <-chan string) string
 }
 
 // awaitWorkflow waits for a workflow to close, so that all its spans ended.
-func awaitWorkflow(ctx context.Context, t *testing.T, address, ns, id string) {
+func awaitWorkflow(ctx context.Context, t *testing.T, id string) {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: address, Namespace: ns})
+	srv := testenv.TemporalServer(t)
+	c, err := client.Dial(client.Options{HostPort: srv.Address, Namespace: srv.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
