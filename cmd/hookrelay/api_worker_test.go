@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -14,8 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // TestAPIMakesFirstAttempts: issue 22. `hookrelay api` runs a worker on the
@@ -32,7 +37,7 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		got <- r.Header.Get("Webhook-Id")
 	}))
 	defer rcv.Close()
-	base, _ := runAPI(ctx, t, nil)
+	base, _, _ := runAPI(ctx, t, nil)
 	post(t, base+"/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["a"], "policy": "eventgrid"}`)
 	post(t, base+"/v1/events", `{"id": "ev-1", "type": "a", "data": {}}`)
 	select {
@@ -46,18 +51,12 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 	waitDelivered(ctx, t, base+"/v1/events/ev-1")
 }
 
-// runAPI runs `hookrelay api`, after `hookrelay setup`, on a fresh database
-// and the Temporal dev server, with more settings, until the test ends or
-// stop is called; stop waits for it to end and returns its error. It returns
-// the API's base URL once it is ready.
-//
-// It runs on the dev server's own namespace, whose search attributes the
-// server registered at its start: in a namespace `hookrelay setup` has just
-// made they are refused for a while ("no mapping defined for search
-// attribute"), and the API has no sweeper to start a delivery again. Its
-// worker serves the default task queue, so no two tests calling it may run
-// at once: of those, only TestAPIMakesFirstAttempts is parallel.
-func runAPI(ctx context.Context, t *testing.T, more map[string]string) (base string, stop func() error) {
+// runAPI runs `hookrelay api`, after `hookrelay setup --create-namespace`,
+// on a fresh database and a new namespace of the Temporal dev server, with
+// more settings, until the test ends or stop is called; stop waits for it
+// to end and returns its error. It returns the API's base URL, once it is
+// ready, and the namespace.
+func runAPI(ctx context.Context, t *testing.T, more map[string]string) (base, ns string, stop func() error) {
 	t.Helper()
 	srv := testenv.TemporalServer(t)
 	port, err := devenv.FreePort()
@@ -65,14 +64,16 @@ func runAPI(ctx context.Context, t *testing.T, more map[string]string) (base str
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	ns = fmt.Sprintf("api-%d", time.Now().UnixNano())
 	kv := map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": srv.Namespace, "HOOKRELAY_HTTP_ADDR": addr,
+		"TEMPORAL_NAMESPACE": ns, "HOOKRELAY_HTTP_ADDR": addr,
 		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"}
 	maps.Copy(kv, more)
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"setup", "--create-namespace"}, env(kv), &out, &errOut); err != nil {
 		t.Fatalf("setup: %v\n%s", err, errOut.String())
 	}
+	waitAttributesUsable(ctx, t, srv.Address, ns)
 	apiCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- run(apiCtx, []string{"api"}, env(kv), io.Discard, io.Discard) }()
@@ -87,7 +88,34 @@ func runAPI(ctx context.Context, t *testing.T, more map[string]string) (base str
 	if err := devenv.WaitReady(base+"/readyz", time.Minute, nil); err != nil {
 		t.Fatal(err)
 	}
-	return base, stop
+	return base, ns, stop
+}
+
+// waitAttributesUsable waits until the new namespace ns accepts starts that
+// carry hookrelay's search attributes: the server learns a new namespace's
+// attributes when its namespace registry refreshes, some seconds after
+// setup. A start refused before then is left to the worker's sweeper, and
+// this test runs no worker. The probe workflow is terminated at once.
+func waitAttributesUsable(ctx context.Context, t *testing.T, addr, ns string) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := client.StartWorkflowOptions{TaskQueue: "probe", ID: "probe-attributes",
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrEndpointID.ValueSet("ep_probe"))}
+	for {
+		run, err := c.ExecuteWorkflow(ctx, opts, "Probe")
+		if err == nil {
+			_ = c.TerminateWorkflow(ctx, opts.ID, run.GetRunID(), "probe")
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("namespace %s never accepted the search attributes: %v", ns, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // post POSTs body to url and fails the test unless it is accepted.

@@ -38,11 +38,11 @@ func TestAPITraces(t *testing.T) {
 		got <- r.Header.Get("traceparent")
 	}))
 	defer rcv.Close()
-	base, stop := runAPI(ctx, t, map[string]string{config.EnvOTLPEndpoint: col.URL})
+	base, ns, stop := runAPI(ctx, t, map[string]string{config.EnvOTLPEndpoint: col.URL})
 	post(t, base+"/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["a"], "policy": "eventgrid"}`)
 	wf := publishTraced(t, base)
 	parent := receivedParent(ctx, t, got)
-	awaitWorkflow(ctx, t, wf)
+	awaitWorkflow(ctx, t, ns, wf)
 	if err := stop(); err != nil { // exports the spans left
 		t.Fatal(err)
 	}
@@ -90,10 +90,9 @@ func receivedParent(ctx context.Context, t *testing.T, got <-chan string) string
 }
 
 // awaitWorkflow waits for a workflow to close, so that all its spans ended.
-func awaitWorkflow(ctx context.Context, t *testing.T, id string) {
+func awaitWorkflow(ctx context.Context, t *testing.T, ns, id string) {
 	t.Helper()
-	srv := testenv.TemporalServer(t)
-	c, err := client.Dial(client.Options{HostPort: srv.Address, Namespace: srv.Namespace})
+	c, err := client.Dial(client.Options{HostPort: testenv.TemporalServer(t).Address, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
