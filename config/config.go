@@ -33,7 +33,8 @@ func Variables() []string {
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
 		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
-		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey}
+		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
+		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -86,6 +87,8 @@ type Config struct {
 	EventGrid EventGrid
 	// TLS is the API's own certificate, if it serves HTTPS.
 	TLS TLS
+	// Tracing says whether traces are exported (docs/tracing.md).
+	Tracing Tracing
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -127,6 +130,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := c.loadEventGrid(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadTracing(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 	"github.com/hookrelay/hookrelay/worker"
 )
 
@@ -29,6 +30,8 @@ type app struct {
 	metrics *metrics.Metrics
 	// tls is the API's certificate (loadTLS); nil serves plain HTTP.
 	tls *tls.Config
+	// tracing is nil unless traces are exported (startTracing).
+	tracing *tracing.Tracing
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
@@ -44,6 +47,9 @@ func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) 
 func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) {
 	if a.cfg.DatabaseURL == "" {
 		return nil, nil, errors.New("DATABASE_URL is not set (use `hookrelay dev` for the embedded default)")
+	}
+	if err := a.startTracing(ctx); err != nil {
+		return nil, nil, err
 	}
 	st, err := store.Open(ctx, a.cfg.DatabaseURL)
 	if err != nil {
@@ -128,7 +134,7 @@ func (a *app) api(ctx context.Context) error {
 func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth api.Auth, g *egress.Guard) error {
 	a.metrics.WithSource(st, a.logger)
 	a.metrics.WithPool("api", st.DB().DB)
-	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics,
+	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics, Tracing: a.tracing,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics}}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	go srv.StartQueue.Run(ctx)

@@ -78,5 +78,6 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts.Metrics = a.metrics
 	opts.PublicURL, opts.EventGridTopic = a.cfg.PublicURL, a.cfg.EventGrid.Topic
 	opts.Retention, opts.DeadLetterRetention = a.cfg.Retention.Finished, a.cfg.Retention.DeadLetters
+	opts.Tracing = a.tracing
 	return opts
 }
