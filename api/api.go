@@ -18,6 +18,7 @@ import (
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 )
 
 // MaxBodyBytes bounds a request body. Event bodies live in PostgreSQL, not in
@@ -41,6 +42,9 @@ type Server struct {
 	// Egress refuses subscriptions to denied addresses; nil denies every
 	// private and special-purpose network.
 	Egress *egress.Guard
+	// Tracing makes requests spans and passes their trace context on to
+	// the deliveries they start (docs/tracing.md); nil traces nothing.
+	Tracing *tracing.Tracing
 }
 
 // New returns the Echo instance serving the API.
@@ -51,6 +55,9 @@ func New(s *Server) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	if s.Tracing != nil {
+		e.Use(s.traceRequests)
+	}
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(checkParams)
 	e.Use(s.authenticate)

@@ -514,7 +514,10 @@ type NameRequest struct {
 type NewAPIKey struct {
 	AccountID string    `json:"account_id"`
 	CreatedAt time.Time `json:"created_at"`
-	ID        string    `json:"id"`
+
+	// EventgridSasKey The key's Azure Event Grid SAS key (base64), which signs aeg-sas-token credentials: shown this once, and only when the server takes SAS tokens (HOOKRELAY_EVENTGRID_SAS_SECRET; docs/azure.md).
+	EventgridSasKey *string `json:"eventgrid_sas_key,omitempty"`
+	ID              string  `json:"id"`
 
 	// Key The key: shown this once.
 	Key       string     `json:"key"`
@@ -555,7 +558,7 @@ type Policy struct {
 	} `json:"rows"`
 	ScheduleKind ScheduleKind `json:"schedule_kind"`
 
-	// Section Where POLICIES.md describes it.
+	// Section Where the policy reference describes it: docs/policies.md and its section anchor.
 	Section string `json:"section"`
 
 	// SuccessCodes Empty: any 2xx.
