@@ -16,7 +16,8 @@ import (
 
 // secretVars are the variables that go in a Secret, never in a ConfigMap
 // or a literal value.
-var secretVars = []string{config.EnvDatabaseURL, config.EnvAdminKey, config.EnvMetricsToken, config.EnvTemporalAPIKey}
+var secretVars = []string{config.EnvDatabaseURL, config.EnvAdminKey, config.EnvMetricsToken, config.EnvTemporalAPIKey,
+	config.EnvEventGridSASSecret}
 
 // userSecret stands in for secrets.existingSecret, the user's own Secret.
 var userSecret = map[string]string{
@@ -72,13 +73,13 @@ func TestContainersLoadTheirConfig(t *testing.T) {
 				t.Errorf("values %s: %s: %v", name, w.name, err)
 				continue
 			}
-			if strings.HasSuffix(w.name, "-api") && (cfg.Security.AdminKey == "" || !strings.HasPrefix(cfg.HTTPAddr, "0.0.0.0:")) {
-				t.Errorf("values %s: %s has no admin key or listens on %s only", name, w.name, cfg.HTTPAddr)
+			if strings.HasSuffix(w.name, "-api") {
+				apiConfigProblems(t, name, r, cfg)
 			}
 			if name != "default" && cfg.DatabaseURL == "" {
 				t.Errorf("values %s: %s has no DATABASE_URL", name, w.name)
 			}
-			for _, f := range []string{cfg.Temporal.CAFile, cfg.Temporal.CertFile, cfg.Temporal.KeyFile} {
+			for _, f := range []string{cfg.Temporal.CAFile, cfg.Temporal.CertFile, cfg.Temporal.KeyFile, cfg.TLS.CertFile, cfg.TLS.KeyFile} {
 				if f != "" && !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
 					return strings.HasPrefix(f, m.MountPath+"/")
 				}) {
@@ -88,6 +89,22 @@ func TestContainersLoadTheirConfig(t *testing.T) {
 			if name != "default" && !cfg.Temporal.TLS {
 				t.Errorf("values %s: %s connects to Temporal without TLS", name, w.name)
 			}
+		}
+	}
+}
+
+// apiConfigProblems: the API has an admin key, listens on all interfaces
+// and reads every secret given in values, under its variable.
+func apiConfigProblems(t *testing.T, name string, r *rendering, cfg config.Config) {
+	t.Helper()
+	if cfg.Security.AdminKey == "" || !strings.HasPrefix(cfg.HTTPAddr, "0.0.0.0:") {
+		t.Errorf("values %s: the API has no admin key or listens on %s only", name, cfg.HTTPAddr)
+	}
+	for path, got := range map[string]string{"postgresql.url": cfg.DatabaseURL, "temporal.apiKey": cfg.Temporal.APIKey,
+		"secrets.adminKey": cfg.Security.AdminKey, "secrets.metricsToken": cfg.Metrics.Token,
+		"secrets.eventGridSASSecret": cfg.EventGrid.SASSecret} {
+		if v, _ := r.values.PathValue(path); v != nil && v != "" && v != got {
+			t.Errorf("values %s: %s does not reach the API (it reads %q)", name, path, got)
 		}
 	}
 }
@@ -109,7 +126,7 @@ func TestEveryVariableHasAPlace(t *testing.T) {
 	}
 	for name, r := range renderAll(t) {
 		for _, w := range workloads(r) {
-			for v := range containerEnv(t, r, w.pod.Spec.Containers[0]) {
+			for _, v := range wiredNames(r, w.pod.Spec.Containers[0]) {
 				placed[v] = name + " " + w.name
 			}
 		}
@@ -144,6 +161,24 @@ func TestValuesRefuseUnknownNames(t *testing.T) {
 			t.Errorf("values %v rendered", bad)
 		}
 	}
+}
+
+// wiredNames are the variables the chart gives a container: its ConfigMaps'
+// keys and its env names, but for those the values add (extraEnv).
+func wiredNames(r *rendering, c corev1.Container) []string {
+	var names []string
+	for _, e := range c.EnvFrom {
+		if cm := e.ConfigMapRef; cm != nil && named[corev1.ConfigMap](r, cm.Name) != nil {
+			names = slices.AppendSeq(names, maps.Keys(named[corev1.ConfigMap](r, cm.Name).Data))
+		}
+	}
+	extra, _ := r.values["extraEnv"].([]any)
+	for _, e := range c.Env {
+		if !slices.ContainsFunc(extra, func(x any) bool { return x.(map[string]any)["name"] == e.Name }) {
+			names = append(names, e.Name)
+		}
+	}
+	return names
 }
 
 func schemaConfigKeys(t *testing.T) []string {
@@ -184,7 +219,7 @@ func TestSecretsStayInSecrets(t *testing.T) {
 			}
 		}
 		var given []string
-		for _, path := range []string{"postgresql.url", "temporal.apiKey", "secrets.adminKey", "secrets.metricsToken"} {
+		for _, path := range []string{"postgresql.url", "temporal.apiKey", "secrets.adminKey", "secrets.metricsToken", "secrets.eventGridSASSecret"} {
 			if v, _ := r.values.PathValue(path); v != nil && v != "" {
 				given = append(given, v.(string))
 			}

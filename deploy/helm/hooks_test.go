@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // ref is an object a pod needs when it starts, and the key it reads.
@@ -114,13 +115,32 @@ func external(r *rendering, rf ref) bool {
 	}
 	switch rf.kind {
 	case "Secret":
-		return rf.name != "" && (rf.name == str("secrets", "existingSecret") || rf.name == str("temporal", "tls", "secretName"))
+		return rf.name != "" && slices.Contains(userSecrets(r), rf.name)
 	case "ServiceAccount":
 		// Every namespace has "default".
 		create, _ := v.PathValue("serviceAccount.create")
 		return rf.name == "default" || (create == false && rf.name == str("serviceAccount", "name"))
 	}
 	return false
+}
+
+// userSecrets are the Secrets the values name as the user's own.
+func userSecrets(r *rendering) []string {
+	var names []string
+	for _, path := range []string{"secrets.existingSecret", "temporal.tls.secretName", "api.tls.secretName"} {
+		if v, _ := r.values.PathValue(path); v != nil {
+			names = append(names, v.(string))
+		}
+	}
+	extra, _ := r.values["extraEnv"].([]any)
+	for _, e := range extra {
+		var env corev1.EnvVar
+		b, _ := yaml.Marshal(e)
+		if yaml.Unmarshal(b, &env) == nil && env.ValueFrom != nil && env.ValueFrom.SecretKeyRef != nil {
+			names = append(names, env.ValueFrom.SecretKeyRef.Name)
+		}
+	}
+	return names
 }
 
 func hookWeight(o object) int {

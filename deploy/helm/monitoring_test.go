@@ -8,10 +8,13 @@ import (
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/hookrelay/hookrelay/config"
 )
 
 // rulesFile is the alerting rules' one home; the chart links to it.
@@ -87,12 +90,24 @@ func endpointJobs(t *testing.T, name string, r *rendering, sm *monitoringv1.Serv
 		if api == nil || !hasPort(api, "http") || !slices.Contains(services, api) {
 			t.Errorf("values %s: port http is not the API Service's", name)
 		}
+		if want := apiScheme(r); ep.Scheme == nil || ep.Scheme.String() != want {
+			t.Errorf("values %s: the API's endpoint scrapes with scheme %v, the API serves %s", name, ep.Scheme, want)
+		}
 		token := ref{"Secret", auth.Credentials.Name, auth.Credentials.Key, false}
 		if err := resolve(r, workload{name: "ServiceMonitor"}, token); err != nil {
 			t.Errorf("values %s: the metrics token %s/%s: %v", name, token.name, token.key, err)
 		}
 	}
 	return jobs
+}
+
+// apiScheme is what the API Deployment serves: https with its own certificate.
+func apiScheme(r *rendering) string {
+	d := named[appsv1.Deployment](r, "hookrelay-api")
+	if d != nil && envValue(d.Spec.Template.Spec.Containers[0], config.EnvTLSCert) != "" {
+		return "https"
+	}
+	return "http"
 }
 
 func selectedServices(r *rendering, sel *metav1.LabelSelector) []*corev1.Service {

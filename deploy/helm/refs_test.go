@@ -11,6 +11,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/hookrelay/hookrelay/config"
 )
 
 // probeWant is what each component's probes check (api/api.go's /healthz
@@ -44,14 +46,22 @@ func TestProbesFollowHealthChecks(t *testing.T) {
 	}
 }
 
+// probeProblems checks the probes' paths and port, and that they speak
+// HTTPS exactly when the container serves it (HOOKRELAY_TLS_CERT).
 func probeProblems(c corev1.Container, port, live, ready string) []string {
 	var out []string
+	scheme := corev1.URISchemeHTTP
+	if envValue(c, config.EnvTLSCert) != "" {
+		scheme = corev1.URISchemeHTTPS
+	}
 	check := func(kind string, p *corev1.Probe, path string) {
 		switch {
 		case p == nil || p.HTTPGet == nil:
 			out = append(out, kind+" probe is not an HTTP GET")
 		case p.HTTPGet.Path != path || p.HTTPGet.Port.String() != port:
 			out = append(out, fmt.Sprintf("%s probe gets %s on %s, want %s on %s", kind, p.HTTPGet.Path, p.HTTPGet.Port.String(), path, port))
+		case p.HTTPGet.Scheme != scheme && (p.HTTPGet.Scheme != "" || scheme != corev1.URISchemeHTTP):
+			out = append(out, fmt.Sprintf("%s probe speaks %s to a container serving %s", kind, p.HTTPGet.Scheme, scheme))
 		}
 	}
 	check("liveness", c.LivenessProbe, live)

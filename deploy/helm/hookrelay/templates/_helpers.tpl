@@ -47,6 +47,30 @@ app.kubernetes.io/component: {{ .component }}
 {{/* Where the Temporal TLS files are mounted. */}}
 {{- define "hookrelay.tlsDir" -}}/etc/hookrelay/temporal-tls{{- end }}
 
+{{/* Where the API's own certificate is mounted. */}}
+{{- define "hookrelay.apiTLSDir" -}}/etc/hookrelay/api-tls{{- end }}
+
+{{/* The API's scheme: https when it serves its own certificate. */}}
+{{- define "hookrelay.apiScheme" -}}
+{{- ternary "https" "http" (not (empty .Values.api.tls.secretName)) }}
+{{- end }}
+
+{{/*
+The Secrets a component mounts, as a YAML list of name, secret and path:
+the Temporal TLS files, and for the API its own certificate.
+(dict "ctx" $ "api" BOOL)
+*/}}
+{{- define "hookrelay.mounts" -}}
+{{- with .ctx.Values.temporal.tls.secretName }}
+- {name: temporal-tls, secret: {{ . }}, path: {{ include "hookrelay.tlsDir" $ }}}
+{{- end }}
+{{- if .api }}
+{{- with .ctx.Values.api.tls.secretName }}
+- {name: api-tls, secret: {{ . }}, path: {{ include "hookrelay.apiTLSDir" $ }}}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/*
 The non-secret settings, as a YAML map of variable to value: the ConfigMap's
 data and the setup Job's environment.
@@ -76,7 +100,7 @@ TEMPORAL_TLS_KEY: {{ printf "%s/%s" (include "hookrelay.tlsDir" $) . | quote }}
 {{- end }}
 {{- end }}
 {{- if not .Values.config.HOOKRELAY_PUBLIC_URL }}
-HOOKRELAY_PUBLIC_URL: {{ printf "http://%s-api.%s.svc:%v" (include "hookrelay.fullname" .) .Release.Namespace .Values.api.service.port | quote }}
+HOOKRELAY_PUBLIC_URL: {{ printf "%s://%s-api.%s.svc:%v" (include "hookrelay.apiScheme" .) (include "hookrelay.fullname" .) .Release.Namespace .Values.api.service.port | quote }}
 {{- end }}
 {{- range $name, $value := .Values.config }}
 {{- if ne (toString $value) "" }}
@@ -104,6 +128,9 @@ others are optional keys.
 - name: HOOKRELAY_METRICS_TOKEN
   valueFrom:
     secretKeyRef: {name: {{ .secret }}, key: HOOKRELAY_METRICS_TOKEN, optional: true}
+- name: HOOKRELAY_EVENTGRID_SAS_SECRET
+  valueFrom:
+    secretKeyRef: {name: {{ .secret }}, key: HOOKRELAY_EVENTGRID_SAS_SECRET, optional: true}
 {{- end }}
 {{- end }}
 
@@ -122,8 +149,8 @@ TEMPORAL_API_KEY: {{ . | b64enc | quote }}
 
 {{/*
 The pod spec lines every component shares: account, security, pull secrets,
-the Temporal TLS volume, the scheduling fields of the component's values.
-(dict "ctx" $ "account" NAME "pod" .Values.COMPONENT)
+the mounted Secrets, the scheduling fields of the component's values.
+(dict "ctx" $ "account" NAME "pod" .Values.COMPONENT "api" BOOL)
 */}}
 {{- define "hookrelay.podCommon" -}}
 {{- $v := .ctx.Values -}}
@@ -136,12 +163,12 @@ securityContext:
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- if $v.temporal.tls.secretName }}
+{{- with include "hookrelay.mounts" . | fromYamlArray }}
 volumes:
-  - name: temporal-tls
-    secret:
-      secretName: {{ $v.temporal.tls.secretName }}
-      defaultMode: 0440
+  {{- range . }}
+  - name: {{ .name }}
+    secret: {secretName: {{ .secret }}, defaultMode: 0440}
+  {{- end }}
 {{- end }}
 {{- range $field := list "nodeSelector" "tolerations" "affinity" "topologySpreadConstraints" }}
 {{- with get $.pod $field }}
@@ -151,21 +178,27 @@ volumes:
 {{- end }}
 {{- end }}
 
-{{/* The container lines every component shares: image, security, the TLS mount. */}}
+{{/*
+The container lines every component shares: image, security, the mounts.
+(dict "ctx" $ "api" BOOL)
+*/}}
 {{- define "hookrelay.containerCommon" -}}
-image: {{ include "hookrelay.image" . }}
-imagePullPolicy: {{ .Values.image.pullPolicy }}
+{{- $v := .ctx.Values -}}
+image: {{ include "hookrelay.image" .ctx }}
+imagePullPolicy: {{ $v.image.pullPolicy }}
 securityContext:
-  {{- toYaml .Values.securityContext | nindent 2 }}
-{{- if .Values.temporal.tls.secretName }}
+  {{- toYaml $v.securityContext | nindent 2 }}
+{{- with include "hookrelay.mounts" . | fromYamlArray }}
 volumeMounts:
-  - name: temporal-tls
-    mountPath: {{ include "hookrelay.tlsDir" . }}
-    readOnly: true
+  {{- range . }}
+  - {name: {{ .name }}, mountPath: {{ .path }}, readOnly: true}
+  {{- end }}
 {{- end }}
 {{- end }}
 
+
 {{/* A digest of the secrets given in values: a change rolls the pods. */}}
 {{- define "hookrelay.secretChecksum" -}}
-{{- list .Values.postgresql.url .Values.temporal.apiKey .Values.secrets.adminKey .Values.secrets.metricsToken | toJson | sha256sum }}
+{{- $s := .Values.secrets }}
+{{- list .Values.postgresql.url .Values.temporal.apiKey $s.adminKey $s.metricsToken $s.eventGridSASSecret | toJson | sha256sum }}
 {{- end }}
