@@ -10,8 +10,6 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/hookrelay/hookrelay/config"
@@ -67,7 +65,7 @@ func TestServiceMonitorScrapesAsRulesExpect(t *testing.T) {
 // endpointJobs checks each endpoint of sm and returns the job names it sets.
 func endpointJobs(t *testing.T, name string, r *rendering, sm *monitoringv1.ServiceMonitor) []string {
 	t.Helper()
-	services := selectedServices(r, &sm.Spec.Selector)
+	services := matching(r, &sm.Spec.Selector, func(s *corev1.Service) map[string]string { return s.Labels })
 	var jobs []string
 	for _, ep := range sm.Spec.Endpoints {
 		if !slices.ContainsFunc(services, func(s *corev1.Service) bool { return hasPort(s, ep.Port) }) {
@@ -108,20 +106,6 @@ func apiScheme(r *rendering) string {
 		return "https"
 	}
 	return "http"
-}
-
-func selectedServices(r *rendering, sel *metav1.LabelSelector) []*corev1.Service {
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil || s.Empty() {
-		return nil
-	}
-	var out []*corev1.Service
-	for _, svc := range all[corev1.Service](r) {
-		if s.Matches(labels.Set(svc.Labels)) {
-			out = append(out, svc)
-		}
-	}
-	return out
 }
 
 func hasPort(s *corev1.Service, name string) bool {

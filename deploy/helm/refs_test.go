@@ -123,14 +123,20 @@ func TestSelectorsMatch(t *testing.T) {
 
 // selected are the Deployments whose pods the selector matches.
 func selected(r *rendering, sel *metav1.LabelSelector) []*appsv1.Deployment {
+	return matching(r, sel, func(d *appsv1.Deployment) map[string]string { return d.Spec.Template.Labels })
+}
+
+// matching are the rendered objects of type T whose labels (as labelsOf
+// reads them) the selector matches; an empty or invalid selector matches none.
+func matching[T any](r *rendering, sel *metav1.LabelSelector, labelsOf func(*T) map[string]string) []*T {
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil || s.Empty() {
 		return nil
 	}
-	var out []*appsv1.Deployment
-	for _, d := range all[appsv1.Deployment](r) {
-		if s.Matches(labels.Set(d.Spec.Template.Labels)) {
-			out = append(out, d)
+	var out []*T
+	for _, o := range all[T](r) {
+		if s.Matches(labels.Set(labelsOf(o))) {
+			out = append(out, o)
 		}
 	}
 	return out
