@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
@@ -41,6 +42,9 @@ type Server struct {
 	// Egress refuses subscriptions to denied addresses; nil denies every
 	// private and special-purpose network.
 	Egress *egress.Guard
+	// Console are the web console's settings (console/, under /console).
+	Console console.Settings
+	console *console.Console
 }
 
 // New returns the Echo instance serving the API.
@@ -82,6 +86,10 @@ func New(s *Server) *echo.Echo {
 	s.registerKeys(e)
 	s.registerSAP(e)
 	s.routesEventGrid(e)
+	v1.POST("/portal-sessions", s.createPortalSession)
+	s.console = console.New(console.Options{Store: s.Store, Logger: s.Logger, Open: s.Auth.Open,
+		AdminKey: s.Auth.AdminKey, Settings: s.Console})
+	s.console.Mount(e)
 	return e
 }
 

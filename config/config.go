@@ -32,7 +32,8 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention}
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
+		EnvTemporalUIURL}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -81,6 +82,10 @@ type Config struct {
 	WorkerConcurrency int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention
+	// TemporalUIURL is the Temporal Web UI the web console links workflows
+	// to (HOOKRELAY_TEMPORAL_UI_URL); empty links none, but under
+	// `hookrelay dev`, which links its own.
+	TemporalUIURL string
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -117,6 +122,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := c.loadRetention(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadConsole(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

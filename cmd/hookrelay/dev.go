@@ -94,8 +94,8 @@ func (a *app) startDevPostgres(ctx context.Context) (dataDir string, stop func()
 
 // banner says where everything is, and what is left open.
 func (a *app) banner(auth api.Auth, tmp *devenv.Temporal) {
-	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\n",
-		a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
+	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Web console:     http://%s/console\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\n",
+		a.cfg.HTTPAddr, a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
 	if auth.Open {
 		fmt.Fprintf(a.stdout, "  OPEN MODE: no credentials needed (loopback only, for trying hookrelay);\n"+
 			"             deliveries may reach loopback. Set %s to require API keys.\n", config.EnvAdminKey)
@@ -128,5 +128,8 @@ func (a *app) startTemporal(ctx context.Context, dataDir string) (*devenv.Tempor
 		return nil, err
 	}
 	a.cfg.TemporalAddress = t.Address
+	if a.cfg.TemporalUIURL == "" {
+		a.cfg.TemporalUIURL = t.UIAddress // the web console links its workflows there
+	}
 	return t, nil
 }
