@@ -85,6 +85,7 @@ func (h *Console) Mount(e *echo.Echo) {
 	p.GET("/enter/:token", h.enterPortal)
 	h.routesPortal(p)
 	g.Any("/*", h.notFound)
+	p.Any("/*", h.notFound)
 }
 
 // Base and PortalBase are where the console and the portal are served.
@@ -121,7 +122,8 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 // serveStatic serves the embedded stylesheet and script.
 func serveStatic(c echo.Context) error {
 	name := param(c, "file")
-	types := map[string]string{"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8"}
+	types := map[string]string{"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
+		"favicon.svg": "image/svg+xml"}
 	ct, ok := types[name]
 	if !ok {
 		return c.NoContent(http.StatusNotFound)
