@@ -86,10 +86,7 @@ func New(s *Server) *echo.Echo {
 	s.registerKeys(e)
 	s.registerSAP(e)
 	s.routesEventGrid(e)
-	v1.POST("/portal-sessions", s.createPortalSession)
-	s.console = console.New(console.Options{Store: s.Store, Logger: s.Logger, Open: s.Auth.Open,
-		AdminKey: s.Auth.AdminKey, Settings: s.Console})
-	s.console.Mount(e)
+	s.registerConsole(e, v1)
 	return e
 }
 

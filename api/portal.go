@@ -21,6 +21,16 @@ const (
 	maxPortalScope   = 100
 )
 
+// registerConsole mounts the web console (console/) under /console, with
+// the API's store and credentials, and adds POST /v1/portal-sessions, which
+// signs links to its portal.
+func (s *Server) registerConsole(e *echo.Echo, v1 *echo.Group) {
+	s.console = console.New(console.Options{Store: s.Store, Logger: s.Logger, Open: s.Auth.Open,
+		AdminKey: s.Auth.AdminKey, Settings: s.Console})
+	s.console.Mount(e)
+	v1.POST("/portal-sessions", s.createPortalSession)
+}
+
 // PortalSessionRequest is the body of POST /v1/portal-sessions: the
 // portal's scope within the account (empty lists: the whole account) and
 // how long its link lasts.

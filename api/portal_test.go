@@ -34,17 +34,7 @@ func TestPortalSessions(t *testing.T) {
 	if code, out := send(t, e, http.MethodPost, "/v1/portal-sessions", auth, ""); code != http.StatusCreated {
 		t.Fatalf("without a body (the whole account): %d %v", code, out)
 	}
-	for body, field := range map[string]string{
-		`{"expires_in_seconds": 59}`:                     "expires_in_seconds",
-		`{"expires_in_seconds": 604801}`:                 "expires_in_seconds",
-		`{"event_types": ["*"]}`:                         "event_types",
-		`{"event_types": [""]}`:                          "event_types",
-		`{"endpoint_ids": ["ep_nope"]}`:                  "endpoint_ids",
-		`{"endpoint_ids": ["` + otherEP + `"]}`:          "endpoint_ids",
-		`{"endpoint_ids": ["` + ep + `", "` + ep + `"]}`: "endpoint_ids",
-		`{"endpoint_ids": ["ep_00000000000000000000"]}`:  "endpoint_ids",
-		`{"scope": "all"}`:                               "scope",
-	} {
+	for body, field := range badPortalSessions(ep, otherEP) {
 		code, out := send(t, e, http.MethodPost, "/v1/portal-sessions", auth, body)
 		if code != http.StatusBadRequest || jpath(out, "error", "field") != field {
 			t.Errorf("%s: %d %v, want 400 naming %s", body, code, out, field)
@@ -55,5 +45,21 @@ func TestPortalSessions(t *testing.T) {
 	}
 	if code, _ := send(t, e, http.MethodPost, "/v1/portal-sessions", "", "{}"); code != http.StatusUnauthorized {
 		t.Errorf("no credentials: %d, want 401", code)
+	}
+}
+
+// badPortalSessions are bodies of POST /v1/portal-sessions refused, with the
+// field named: ep is the account's endpoint, otherEP another account's.
+func badPortalSessions(ep, otherEP string) map[string]string {
+	return map[string]string{
+		`{"expires_in_seconds": 59}`:                     "expires_in_seconds",
+		`{"expires_in_seconds": 604801}`:                 "expires_in_seconds",
+		`{"event_types": ["*"]}`:                         "event_types",
+		`{"event_types": [""]}`:                          "event_types",
+		`{"endpoint_ids": ["ep_nope"]}`:                  "endpoint_ids",
+		`{"endpoint_ids": ["` + otherEP + `"]}`:          "endpoint_ids",
+		`{"endpoint_ids": ["` + ep + `", "` + ep + `"]}`: "endpoint_ids",
+		`{"endpoint_ids": ["ep_00000000000000000000"]}`:  "endpoint_ids",
+		`{"scope": "all"}`:                               "scope",
 	}
 }

@@ -63,6 +63,30 @@ func TestPortalTokens(t *testing.T) {
 	a, keyA := s.account(t, "a")
 	b, _ := s.account(t, "b")
 	path := portalLink(t, s, keyA, map[string]any{})
+	for name, p := range badLinks(t, s, a, b, keyA, path) {
+		if resp, _ := newWeb(t, s).get(strings.TrimPrefix(p, s.URL)); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: %d, want 401", name, resp.StatusCode)
+		}
+	}
+	p := newWeb(t, s)
+	if resp, _ := p.get(path); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/portal/endpoints" {
+		t.Fatalf("the link: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp, _ := p.get("/console/portal/endpoints"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the portal: %d", resp.StatusCode)
+	}
+	forged := newWeb(t, s)
+	forged.c.Jar.SetCookies(mustURL(t, s.URL+"/console/portal/"), []*http.Cookie{{Name: "hookrelay_portal",
+		Value: strings.TrimPrefix(path, "/console/portal/enter/")}})
+	if resp, _ := forged.get("/console/portal/endpoints"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the link's token as a session cookie: %d, want 401", resp.StatusCode)
+	}
+}
+
+// badLinks are portal link paths that must not open a portal, by what is
+// wrong with them: made from account a's good link path, and b.
+func badLinks(t *testing.T, s *server, a, b, keyA, path string) map[string]string {
+	t.Helper()
 	token := strings.TrimPrefix(path, "/console/portal/enter/")
 	body, sig, _ := strings.Cut(token, ".")
 	claims, _ := base64.RawURLEncoding.DecodeString(body)
@@ -84,24 +108,9 @@ func TestPortalTokens(t *testing.T) {
 	if strings.HasSuffix(path, "A") {
 		last = "B"
 	}
-	for name, p := range map[string]string{"expired": expired, "no such account": nobody, "another account": "/console/portal/enter/" + swapped,
-		"tampered": path[:len(path)-1] + last, "a session cookie": "/console/portal/enter/" + session[0].Value, "not a token": path + ".x"} {
-		if resp, _ := newWeb(t, s).get(strings.TrimPrefix(p, s.URL)); resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("%s: %d, want 401", name, resp.StatusCode)
-		}
-	}
-	p := newWeb(t, s)
-	if resp, _ := p.get(path); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/portal/endpoints" {
-		t.Fatalf("the link: %d %v", resp.StatusCode, resp.Header)
-	}
-	if resp, _ := p.get("/console/portal/endpoints"); resp.StatusCode != http.StatusOK {
-		t.Fatalf("the portal: %d", resp.StatusCode)
-	}
-	forged := newWeb(t, s)
-	forged.c.Jar.SetCookies(mustURL(t, s.URL+"/console/portal/"), []*http.Cookie{{Name: "hookrelay_portal", Value: token}})
-	if resp, _ := forged.get("/console/portal/endpoints"); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("the link's token as a session cookie: %d, want 401", resp.StatusCode)
-	}
+	return map[string]string{"expired": expired, "no such account": nobody, "another account": "/console/portal/enter/" + swapped,
+		"tampered": path[:len(path)-1] + last, "a session cookie": "/console/portal/enter/" + session[0].Value,
+		"not a token": path + ".x"}
 }
 
 func mustURL(t *testing.T, raw string) *url.URL {
@@ -130,22 +139,7 @@ func TestPortalSeesItsScopeOnly(t *testing.T) {
 	assertSees(t, p, in, out, other)
 	token := p.csrf("/console/portal/endpoints")
 	for _, x := range []tenant{out, other} {
-		for _, path := range []string{"/endpoints/" + x.endpoint, "/deliveries/" + x.delivery, "/subscriptions/" + x.subscription,
-			"/events/" + x.event, "/deliveries?endpoint=" + x.endpoint} {
-			resp, body := p.get("/console/portal" + path)
-			if strings.Contains(path, "?") && resp.StatusCode == http.StatusOK && !strings.Contains(body, x.delivery) {
-				continue // a list filtered by what is out of scope: empty
-			}
-			if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "<h1>Not Found</h1>") {
-				t.Errorf("GET %s: %d, want the 404 page", path, resp.StatusCode)
-			}
-		}
-		for _, path := range []string{"/endpoints/" + x.endpoint + "/disable", "/deliveries/" + x.delivery + "/retry",
-			"/subscriptions/" + x.subscription + "/rotate", "/subscriptions/" + x.subscription + "/delete"} {
-			if resp, _ := p.post("/console/portal"+path, url.Values{"csrf": {token}}); resp.StatusCode != http.StatusNotFound {
-				t.Errorf("POST %s: %d, want 404", path, resp.StatusCode)
-			}
-		}
+		assertUnreachable(t, p, token, x)
 	}
 	if resp, _ := p.get("/console/endpoints/" + in.endpoint); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("an operator's page through the portal: %d, want 303 to the login", resp.StatusCode)
@@ -160,6 +154,28 @@ func TestPortalSeesItsScopeOnly(t *testing.T) {
 	typed := newWeb(t, s)
 	typed.get(portalLink(t, s, keyA, map[string]any{"event_types": []string{"a.out"}}))
 	assertSees(t, typed, out, in, other)
+}
+
+// assertUnreachable checks that the portal p answers 404 to the pages and
+// changes of x, and that a list filtered by x's endpoint is empty.
+func assertUnreachable(t *testing.T, p *web, token string, x tenant) {
+	t.Helper()
+	for _, path := range []string{"/endpoints/" + x.endpoint, "/deliveries/" + x.delivery, "/subscriptions/" + x.subscription,
+		"/events/" + x.event, "/deliveries?endpoint=" + x.endpoint} {
+		resp, body := p.get("/console/portal" + path)
+		if strings.Contains(path, "?") && resp.StatusCode == http.StatusOK && !strings.Contains(body, x.delivery) {
+			continue // a list filtered by what is out of scope: empty
+		}
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "<h1>Not Found</h1>") {
+			t.Errorf("GET %s: %d, want the 404 page", path, resp.StatusCode)
+		}
+	}
+	for _, path := range []string{"/endpoints/" + x.endpoint + "/disable", "/deliveries/" + x.delivery + "/retry",
+		"/subscriptions/" + x.subscription + "/rotate", "/subscriptions/" + x.subscription + "/delete"} {
+		if resp, _ := p.post("/console/portal"+path, url.Values{"csrf": {token}}); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
 }
 
 // assertSees checks that the portal's lists show in, and neither of the

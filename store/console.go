@@ -30,6 +30,9 @@ const MaxListedEndpoints = 1000
 // MaxListedEndpoints; only those of ids when ids is not empty.
 func (s *Store) ListEndpoints(ctx context.Context, account string, ids []string) ([]EndpointSummary, error) {
 	out := []EndpointSummary{}
+	if ids == nil {
+		ids = []string{} // not NULL, which would match nothing
+	}
 	err := s.db.SelectContext(ctx, &out, `SELECT `+prefixed("p", endpointCols)+`,
 			COALESCE(c.reason, '') AS reason, c.changed_at,
 			(SELECT count(*) FROM deliveries d WHERE d.endpoint_id = p.id AND d.status = 'waiting') AS waiting,

@@ -44,47 +44,45 @@ func (f ListFilter) where(alias, table, account string) (string, []any) {
 		args = append(args, v)
 		conds = append(conds, fmt.Sprintf(alias+"."+cond, len(args)))
 	}
-	if f.SubscriptionID != "" {
-		add("subscription_id = $%d", f.SubscriptionID)
-	}
-	if f.EndpointID != "" {
-		add("endpoint_id = $%d", f.EndpointID)
-	}
-	if len(f.EndpointIDs) > 0 {
-		add("endpoint_id = ANY($%d)", pq.Array(f.EndpointIDs))
-	}
-	if len(f.EventTypes) > 0 {
-		add("event_type = ANY($%d)", pq.Array(f.EventTypes))
-	}
-	if f.Policy != "" {
-		add("policy = $%d", f.Policy)
-	}
-	if f.Status != "" {
-		add("status = $%d", f.Status)
-	}
-	if f.Type != "" {
-		add("type = $%d", f.Type)
-	}
 	at := "created_at"
 	if f.Ended {
 		at = "finished_at"
 	}
-	if !f.Since.IsZero() {
-		add(at+" >= $%d", f.Since)
-	}
-	if !f.Until.IsZero() {
-		add(at+" < $%d", f.Until)
+	for _, c := range []struct {
+		cond string
+		v    any
+		on   bool
+	}{
+		{"subscription_id = $%d", f.SubscriptionID, f.SubscriptionID != ""},
+		{"endpoint_id = $%d", f.EndpointID, f.EndpointID != ""},
+		{"endpoint_id = ANY($%d)", pq.Array(f.EndpointIDs), len(f.EndpointIDs) > 0},
+		{"event_type = ANY($%d)", pq.Array(f.EventTypes), len(f.EventTypes) > 0},
+		{"policy = $%d", f.Policy, f.Policy != ""},
+		{"status = $%d", f.Status, f.Status != ""},
+		{"type = $%d", f.Type, f.Type != ""},
+		{at + " >= $%d", f.Since, !f.Since.IsZero()},
+		{at + " < $%d", f.Until, !f.Until.IsZero()},
+	} {
+		if c.on {
+			add(c.cond, c.v)
+		}
 	}
 	if f.After != "" {
 		args = append(args, f.After)
-		cmp := ">"
-		if f.Newest {
-			cmp = "<"
-		}
-		conds = append(conds, fmt.Sprintf("(%[1]s.created_at, %[1]s.id) %[4]s (SELECT created_at, id FROM %[2]s WHERE id = $%[3]d)",
-			alias, table, len(args), cmp))
+		conds = append(conds, f.after(alias, table, len(args)))
 	}
 	return strings.Join(conds, " AND "), append(args, f.Limit)
+}
+
+// after is the cursor's condition: rows after (or, newest first, before)
+// the row whose id is argument n.
+func (f ListFilter) after(alias, table string, n int) string {
+	cmp := ">"
+	if f.Newest {
+		cmp = "<"
+	}
+	return fmt.Sprintf("(%[1]s.created_at, %[1]s.id) %[4]s (SELECT created_at, id FROM %[2]s WHERE id = $%[3]d)",
+		alias, table, n, cmp)
 }
 
 // order is the ORDER BY of a list of table alias: oldest first, or newest
