@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -72,14 +73,15 @@ func New(o Options) *Console {
 // changes go through.
 func (h *Console) Mount(e *echo.Echo) {
 	h.api = e
-	g := e.Group(Base, securityHeaders)
+	e.Pre(securityHeaders) // before routing: Echo's own errors under /console too
+	g := e.Group(Base)
 	g.GET("/static/:file", serveStatic)
 	g.GET("", redirectTo(Base+"/endpoints"))
 	g.GET("/", redirectTo(Base+"/endpoints"))
 	h.routesLogin(g)
 	h.routesOperator(g)
 	h.routesAdmin(g)
-	p := e.Group(PortalBase, securityHeaders)
+	p := e.Group(PortalBase)
 	p.GET("", redirectTo(PortalBase+"/endpoints"))
 	p.GET("/", redirectTo(PortalBase+"/endpoints"))
 	p.GET("/enter/:token", h.enterPortal)
@@ -97,7 +99,7 @@ const (
 // IsConsolePath tells whether an Echo route path is the console's: its
 // pages check their own sessions, not the API's credentials.
 func IsConsolePath(path string) bool {
-	return path == Base || len(path) > len(Base) && path[:len(Base)+1] == Base+"/"
+	return path == Base || strings.HasPrefix(path, Base+"/")
 }
 
 // csp is the Content-Security-Policy of every console answer: the
@@ -105,9 +107,12 @@ func IsConsolePath(path string) bool {
 const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 
-// securityHeaders sets the headers every console answer carries.
+// securityHeaders sets the headers every answer under /console carries.
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if p := c.Request().URL.Path; p != Base && !strings.HasPrefix(p, Base+"/") {
+			return next(c)
+		}
 		h := c.Response().Header()
 		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Frame-Options", "DENY")

@@ -34,7 +34,8 @@ func TestEveryAnswerHasTheSecurityHeaders(t *testing.T) {
 		"/console/events": 200, "/console/dead-letters": 200, "/console/subscriptions": 200, "/console/queue": 200,
 		"/console/accounts": 200, "/console/nowhere": 404, "/console/deliveries/dlv_00000000000000000000": 404,
 		"/console/portal/endpoints": 401, "/console/portal/enter/not.atoken": 401, "/console/static/console.css": 200,
-		"/console/deliveries?status=nonsense": 200, "/console/events?id=nope": 200}
+		"/console/deliveries?status=nonsense": 200, "/console/events?id=nope": 200, "/console/deliveries?status=%00": 400,
+		"/console/portal/nowhere": 404}
 	for path, status := range paths {
 		resp, body := w.get(path)
 		h := resp.Header

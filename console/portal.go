@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,11 +107,25 @@ func (h *Console) eventTypesPage(c echo.Context, v *view) error {
 	return h.render(c, http.StatusOK, "eventtypes", v, types)
 }
 
-// allowedTypes are the event types v may subscribe to: the portal's, or
-// the account's known ones.
+// allowedTypes are the event types v may subscribe to: the portal's; those
+// its subscriptions name, when it is scoped to endpoints (the account's
+// other types are outside); else the account's known ones.
 func (h *Console) allowedTypes(ctx context.Context, v *view) ([]string, error) {
-	if v.Portal && len(v.Types) > 0 {
+	switch {
+	case v.Portal && len(v.Types) > 0:
 		return v.Types, nil
+	case v.Portal && len(v.Endpoints) > 0:
+		subs, err := h.subscriptions(ctx, v)
+		types := []string{}
+		for _, s := range subs {
+			for _, t := range s.EventTypes {
+				if t != "*" && !slices.Contains(types, t) {
+					types = append(types, t)
+				}
+			}
+		}
+		slices.Sort(types)
+		return types, err
 	}
 	return h.opts.Store.EventTypes(ctx, v.Account)
 }

@@ -189,9 +189,9 @@ func setCookie(c echo.Context, name, path, value string, expires time.Time) {
 }
 
 // secure tells whether cookies need HTTPS: always, but for plain HTTP to a
-// loopback host (hookrelay dev, tests).
+// loopback host (hookrelay dev, tests) that no proxy says came over HTTPS.
 func secure(r *http.Request) bool {
-	if r.TLS != nil {
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 		return true
 	}
 	host, _, err := net.SplitHostPort(r.Host)
