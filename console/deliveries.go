@@ -72,12 +72,9 @@ type deliveryData struct {
 // deliveryPage shows a delivery, its event and every attempt made.
 func (h *Console) deliveryPage(c echo.Context, v *view) error {
 	ctx := c.Request().Context()
-	d, err := h.opts.Store.GetDelivery(ctx, v.Account, param(c, "id"))
+	d, err := h.delivery(c, v)
 	if err != nil {
 		return err
-	}
-	if ok, err := h.deliveryIn(ctx, v, d); err != nil || !ok {
-		return orNotFound(err)
 	}
 	out := deliveryData{D: d, Workflow: h.workflowURL(v, d.WorkflowID)}
 	if out.Attempts, err = h.opts.Store.Attempts(ctx, d.ID); err != nil {
@@ -110,13 +107,9 @@ func (h *Console) workflowURL(v *view, workflowID string) string {
 // retryDelivery delivers a finished delivery's event again, as a new
 // delivery (POST /v1/deliveries/{id}/retry), and shows it.
 func (h *Console) retryDelivery(c echo.Context, v *view) error {
-	ctx := c.Request().Context()
-	d, err := h.opts.Store.GetDelivery(ctx, v.Account, param(c, "id"))
+	d, err := h.delivery(c, v)
 	if err != nil {
 		return err
-	}
-	if ok, err := h.deliveryIn(ctx, v, d); err != nil || !ok {
-		return orNotFound(err)
 	}
 	var fresh store.Delivery
 	err = h.call(c, v, http.MethodPost, "/v1/deliveries/"+url.PathEscape(d.ID)+"/retry", nil, &fresh)
@@ -125,4 +118,18 @@ func (h *Console) retryDelivery(c echo.Context, v *view) error {
 		back = v.Base + "/deliveries/" + url.PathEscape(fresh.ID)
 	}
 	return done(c, back, err, "Delivering again as this new delivery.")
+}
+
+// delivery is the account's delivery of the path's id, if it is in v's
+// scope (store.ErrNotFound otherwise).
+func (h *Console) delivery(c echo.Context, v *view) (store.Delivery, error) {
+	ctx := c.Request().Context()
+	d, err := h.opts.Store.GetDelivery(ctx, v.Account, param(c, "id"))
+	if err != nil {
+		return d, err
+	}
+	if ok, err := h.deliveryIn(ctx, v, d); err != nil || !ok {
+		return d, orNotFound(err)
+	}
+	return d, nil
 }
