@@ -88,7 +88,7 @@ func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) (w
 }
 
 // Finish records how a delivery ended, making its dead letter, or queueing it
-// and deactivating its subscription (POLICIES.md §sap), and starts the
+// and deactivating its subscription (docs/policies.md#sap), and starts the
 // delivery of the operational event that raised.
 func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (workflows.FinishResult, error) {
 	f, err := a.Store.FinishDelivery(ctx, store.Finish{

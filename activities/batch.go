@@ -12,7 +12,7 @@ import (
 )
 
 // ClaimBatch claims the next batch of a batching Event Grid subscription
-// (POLICIES.md §eventgrid-edge output batching): up to maxEventsPerBatch
+// (docs/policies.md#iot-edge-output-batching): up to maxEventsPerBatch
 // pending deliveries within preferredBatchSizeInKilobytes, at least one.
 // A subscription that no longer batches gets batches of one.
 func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (workflows.ClaimResult, error) {

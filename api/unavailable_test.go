@@ -4,46 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookrelay/hookrelay/devenv"
-	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
-
-// ownPostgres starts a PostgreSQL cluster of the test's own (the shared one
-// cannot be stopped), with the schema applied.
-func ownPostgres(t *testing.T) (*devenv.Postgres, devenv.PostgresConfig, *store.Store) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "hookrelay-pgdown-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755) // PostgreSQL runs as its own user under root
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	cfg := devenv.PostgresConfig{DataDir: dir + "/pg", Settings: []string{"fsync=off"}}
-	ctx := context.Background()
-	pg, err := devenv.StartPostgres(ctx, cfg, testenv.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Stop() })
-	st, err := store.Open(ctx, pg.URL)
-	if err == nil {
-		err = st.Migrate(ctx)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	cfg.Port = pg.Port
-	return pg, cfg, st
-}
 
 // publishWithKey publishes one event with an Idempotency-Key header.
 func publishWithKey(e http.Handler, key string) *httptest.ResponseRecorder {
@@ -61,7 +28,7 @@ func publishWithKey(e http.Handler, key string) *httptest.ResponseRecorder {
 // once.
 func TestPublishWhilePostgresIsDown(t *testing.T) {
 	t.Parallel()
-	pg, cfg, st := ownPostgres(t)
+	pg, cfg, st := testenv.OwnPostgres(t)
 	e := validated(t, &Server{Store: st, Temporal: testenv.Client(t), Logger: testenv.Logger(), Auth: Auth{Open: true},
 		Egress: testenv.Egress(), Starter: testenv.Starter(t, testenv.Client(t), st)})
 	if err := pg.Stop(); err != nil {

@@ -16,13 +16,13 @@ import (
 // go.temporal.io/server on it with 4 history shards, its Web UI, one
 // `hookrelay api` and two `hookrelay worker` processes, bin/ as `make
 // cluster-bins` and `make build` leave it), all on this machine, with the
-// phases of BenchmarkShipped but the overload, and the same baselines in the
-// same run: a bare workflow running one HTTP activity on the same Temporal
+// phases of BenchmarkShipped, the overload included, and the same baselines
+// in the same run: a bare workflow running one HTTP activity on the same Temporal
 // server, and the direct-POST limit.
 func BenchmarkCluster(b *testing.B) {
 	for range b.N {
 		newRun(b, "hookrelay on the production-shaped cluster (make run-cluster)").
-			run(startCluster, "saturated", "paced", "fanout", "histories")
+			run(startCluster, "saturated", "paced", "fanout", "histories", "peer", "overload")
 	}
 }
 
@@ -44,6 +44,7 @@ func startCluster(b *testing.B) *devServer {
 		b.Fatal(err)
 	}
 	cfg.Logger, cfg.APIAddr = testenv.Logger(), ""
+	cfg.Env = append(cfg.Env, "HOOKRELAY_METRICS_TOKEN="+benchMetricsToken)
 	begin := time.Now()
 	c, err := cluster.Start(context.Background(), cfg)
 	if err != nil {

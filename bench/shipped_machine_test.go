@@ -69,21 +69,20 @@ func readProcs() map[int]procSample {
 
 // benchDir is the directory of the dev server this benchmark started; its
 // PostgreSQL (which detaches from its parent) names it on its command line.
-var benchDir string
+// peerDir is the peer's (peer_test.go), whose processes detach too.
+var benchDir, peerDir string
 
 // ours reports whether pid is this benchmark, one of its descendants (the
 // dev server, Temporal) or a process under one whose command line names
-// benchDir (PostgreSQL).
+// benchDir (PostgreSQL) or peerDir (the peer's processes).
 func ours(procs map[int]procSample, pid int) bool {
 	self := os.Getpid()
 	for i := 0; i < 64 && pid > 1; i++ {
 		if pid == self {
 			return true
 		}
-		if benchDir != "" {
-			if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmd), benchDir) {
-				return true
-			}
+		if namesOurDir(pid) {
+			return true
 		}
 		pid = procs[pid].ppid
 	}
@@ -175,4 +174,18 @@ func (s cpuSnapshot) cpuPer(items int, span time.Duration) string {
 	}
 	return fmt.Sprintf("CPU per delivery: %stotal %.1f ms; others' processes %.2f cores", b.String(),
 		float64(total)*10/float64(max(items, 1)), float64(others)/100/span.Seconds())
+}
+
+// namesOurDir reports whether pid's command line names benchDir or peerDir.
+func namesOurDir(pid int) bool {
+	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	for _, dir := range []string{benchDir, peerDir} {
+		if dir != "" && strings.Contains(string(cmd), dir) {
+			return true
+		}
+	}
+	return false
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 )
 
-// Environment variables of Event Grid on IoT Edge (POLICIES.md
-// §eventgrid-edge), spelled as the vendor spells them.
+// Environment variables of Event Grid on IoT Edge (docs/policies.md#eventgrid-edge),
+// spelled as the vendor spells them.
 const (
 	EnvEdgeMaxDeliveryAttempts = "broker__defaultMaxDeliveryAttempts"
 	EnvEdgeEventTTLSeconds     = "broker__defaultEventTimeToLiveInSeconds"

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/hookrelay/hookrelay/docs"
 )
 
 // TestDocsScreenshots takes the screenshots of docs/console.md in Chromium,
@@ -102,22 +104,17 @@ func shoot(t *testing.T, c *chrome, file string) {
 	}
 }
 
-// docsRow is a row of docs/console.md's routes table.
-var docsRow = regexp.MustCompile("^\\| `([A-Z]+)` \\| `(/console[^`]*)` \\|")
-
-// TestDocsListEveryRoute: docs/console.md's routes table and the console's
-// routes (but its catch-alls, and a trailing slash) are the same.
+// TestDocsListEveryRoute: the routes table of docs/console.md and the
+// console's routes (but its catch-alls, and a trailing slash) are the same.
 func TestDocsListEveryRoute(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../docs/console.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	listed := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if m := docsRow.FindStringSubmatch(line); m != nil {
-			listed[m[1]+" "+m[2]] = true
+	for _, cells := range docs.Table(t, "console.md", "Routes") {
+		method, path := docs.CodeSpans(cells[0]), docs.CodeSpans(cells[1])
+		if len(method) != 1 || len(path) != 1 {
+			t.Fatalf("docs/console.md: a route row without one method and one path: %q", cells)
 		}
+		listed[method[0]+" "+path[0]] = true
 	}
 	served := map[string]bool{}
 	for _, r := range consoleRoutes(t) {

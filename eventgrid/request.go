@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Event Grid delivery headers (POLICIES.md §eventgrid).
+// Event Grid delivery headers (docs/policies.md#eventgrid).
 const (
 	HeaderEventType        = "aeg-event-type"
 	HeaderSubscriptionName = "aeg-subscription-name"
@@ -51,9 +51,9 @@ type egEvent struct {
 // Body is the request body of an Event Grid subscription: a JSON array of the
 // events in the subscription's schema (one event unless the subscription
 // batches), except for a CloudEvents subscription of Azure Event Grid, which
-// gets its one event alone, as an object (structured mode, POLICIES.md
-// §eventgrid; on IoT Edge "the payload is always an array",
-// §eventgrid-edge).
+// gets its one event alone, as an object (structured mode, docs/policies.md#eventgrid;
+// on IoT Edge "the payload is always an array",
+// docs/policies.md#eventgrid-edge).
 func Body(evs []Outgoing, eg *Settings) ([]byte, error) {
 	if eg.structuredCloudEvent() && len(evs) == 1 {
 		ev, err := event(evs[0], eg.Schema)
@@ -142,8 +142,8 @@ func SetHeaders(h http.Header, eg *Settings, t Outgoing, subscriptionName string
 	}
 }
 
-// The CloudEvents webhook abuse-protection handshake (POLICIES.md
-// §eventgrid): hookrelay's origin, sent in HeaderRequestOrigin of an OPTIONS
+// The CloudEvents webhook abuse-protection handshake (docs/policies.md#eventgrid):
+// hookrelay's origin, sent in HeaderRequestOrigin of an OPTIONS
 // request; the endpoint allows it in HeaderAllowedOrigin.
 const (
 	HeaderRequestOrigin = "WebHook-Request-Origin"
@@ -153,7 +153,7 @@ const (
 
 // ValidationURLLifetime is how long a validation event's validationUrl
 // validates the subscription by hand (a GET on it), from the subscription's
-// PUT (POLICIES.md §eventgrid).
+// PUT (docs/policies.md#eventgrid).
 const ValidationURLLifetime = 10 * time.Minute
 
 // ValidationURL is the validationUrl of a subscription's handshake, on the

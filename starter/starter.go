@@ -27,7 +27,7 @@ type Starter struct {
 	Temporal client.Client
 	Logger   *slog.Logger
 	// Defaults are the IoT Edge limits from the environment
-	// (POLICIES.md §eventgrid-edge); the zero value keeps the policy's.
+	// (docs/policies.md#eventgrid-edge); the zero value keeps the policy's.
 	Defaults policies.EdgeDefaults
 	// BatchGrace is how old a batch must be before the sweeper starts its
 	// Batch workflow if it has none; zero means DefaultBatchGrace.

@@ -64,7 +64,7 @@ type PublishResult struct {
 // Publish stores ev and one delivery per matching subscription, atomically.
 // An event id published before returns the first publication. Deliveries to
 // inactive subscriptions, or of accounts in queue mode, are queued at once
-// (POLICIES.md §sap). It takes two round trips to PostgreSQL and no
+// (docs/policies.md#sap). It takes two round trips to PostgreSQL and no
 // transaction of its own: the subscriptions are matched, then the event and
 // its deliveries inserted in one statement.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {

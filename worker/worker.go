@@ -31,7 +31,7 @@ type Options struct {
 	// turns the sweeper off, and the hourly pruning (Prune).
 	SweepInterval time.Duration
 	// EdgeDefaults are the IoT Edge limits from the environment
-	// (POLICIES.md §eventgrid-edge).
+	// (docs/policies.md#eventgrid-edge).
 	EdgeDefaults policies.EdgeDefaults
 	// QueuePrefix names the task queues (workflows.QueuesFor); empty means
 	// workflows.DefaultQueuePrefix. Tests give each test its own.

@@ -13,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // TestAPIMakesFirstAttempts: issue 22. `hookrelay api` runs a worker on the
@@ -32,13 +36,15 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	ns := fmt.Sprintf("apiworker-%d", time.Now().UnixNano())
 	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": fmt.Sprintf("apiworker-%d", time.Now().UnixNano()), "HOOKRELAY_HTTP_ADDR": addr,
+		"TEMPORAL_NAMESPACE": ns, "HOOKRELAY_HTTP_ADDR": addr,
 		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"})
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"setup", "--create-namespace"}, e, &out, &errOut); err != nil {
 		t.Fatalf("setup: %v\n%s", err, errOut.String())
 	}
+	waitAttributesUsable(ctx, t, srv.Address, ns)
 	got := make(chan string, 1)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Get("Webhook-Id")
@@ -63,6 +69,33 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		t.Fatal("no attempt reached the receiver: the API made no first attempt")
 	}
 	waitDelivered(ctx, t, base+"/v1/events/ev-1")
+}
+
+// waitAttributesUsable waits until the new namespace ns accepts starts that
+// carry hookrelay's search attributes: the server learns a new namespace's
+// attributes when its namespace registry refreshes, some seconds after
+// setup. A start refused before then is left to the worker's sweeper, and
+// this test runs no worker. The probe workflow is terminated at once.
+func waitAttributesUsable(ctx context.Context, t *testing.T, addr, ns string) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := client.StartWorkflowOptions{TaskQueue: "probe", ID: "probe-attributes",
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrEndpointID.ValueSet("ep_probe"))}
+	for {
+		run, err := c.ExecuteWorkflow(ctx, opts, "Probe")
+		if err == nil {
+			_ = c.TerminateWorkflow(ctx, opts.ID, run.GetRunID(), "probe")
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("namespace %s never accepted the search attributes: %v", ns, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // post POSTs body to url and fails the test unless it is accepted.

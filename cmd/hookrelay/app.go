@@ -17,7 +17,6 @@ import (
 	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/metrics"
-	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/worker"
@@ -146,22 +145,4 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return hs.Shutdown(shutCtx)
-}
-
-func runPolicies(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] == "list" {
-		for _, name := range policies.Names() {
-			p, _ := policies.Lookup(name)
-			fmt.Fprintf(stdout, "%-18s %s\n", name, p.Description)
-		}
-		return nil
-	}
-	if args[0] != "show" || len(args) != 2 {
-		return errors.New("usage: hookrelay policies [list | show NAME]")
-	}
-	p, err := policies.Lookup(args[1])
-	if err != nil {
-		return err
-	}
-	return policies.Render(stdout, p)
 }

@@ -9,14 +9,11 @@ import (
 )
 
 // healthcheck is the container healthcheck (the image has no curl): for
-// `api`, the API's /readyz on HOOKRELAY_HTTP_ADDR must answer 200; for
+// target `api`, the API's /readyz on HOOKRELAY_HTTP_ADDR must answer 200; for
 // `worker`, its /metrics on HOOKRELAY_METRICS_ADDR must.
-func (a *app) healthcheck(ctx context.Context, args []string) error {
-	if len(args) != 1 || (args[0] != "api" && args[0] != "worker") {
-		return fmt.Errorf("usage: hookrelay healthcheck api|worker")
-	}
+func (a *app) healthcheck(ctx context.Context, target string) error {
 	addr, path := a.cfg.HTTPAddr, "/readyz"
-	if args[0] == "worker" {
+	if target == "worker" {
 		addr, path = a.cfg.Metrics.Addr, "/metrics"
 		if addr == "" {
 			return fmt.Errorf("healthcheck worker: HOOKRELAY_METRICS_ADDR is not set, so the worker serves nothing to check")
@@ -30,11 +27,11 @@ func (a *app) healthcheck(ctx context.Context, args []string) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("healthcheck %s: %w", args[0], err)
+		return fmt.Errorf("healthcheck %s: %w", target, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("healthcheck %s: %s answered %s", args[0], path, resp.Status)
+		return fmt.Errorf("healthcheck %s: %s answered %s", target, path, resp.Status)
 	}
 	fmt.Fprintln(a.stdout, "ok")
 	return nil

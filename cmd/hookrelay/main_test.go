@@ -11,7 +11,7 @@ import (
 func noEnv(string) string { return "" }
 
 // TestPoliciesShowWorkfront: `hookrelay policies show workfront` prints the 11
-// retries at their offsets from the first failure (POLICIES.md §workfront).
+// retries at their offsets from the first failure (docs/policies.md#workfront).
 func TestPoliciesShowWorkfront(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"policies", "show", "workfront"}, noEnv, &out, &errOut); err != nil {
@@ -46,7 +46,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func TestRunUsage(t *testing.T) {
 	var out, errOut bytes.Buffer
 	ctx := context.Background()
-	if err := run(ctx, nil, noEnv, &out, &errOut); err == nil || !strings.Contains(errOut.String(), "usage") {
+	if err := run(ctx, nil, noEnv, &out, &errOut); err == nil || !strings.Contains(errOut.String(), "Usage: hookrelay <command>") {
 		t.Errorf("no command: err %v, stderr %q", err, errOut.String())
 	}
 	if err := run(ctx, []string{"fly"}, noEnv, &out, &errOut); err == nil || !strings.Contains(err.Error(), "fly") {
@@ -65,7 +65,7 @@ func TestRunUsage(t *testing.T) {
 		t.Errorf("unknown policy: no error")
 	}
 	out.Reset()
-	if err := run(ctx, []string{"help"}, noEnv, &out, &errOut); err != nil || !strings.Contains(out.String(), "policies show NAME") {
+	if err := run(ctx, []string{"help"}, noEnv, &out, &errOut); err != nil || !strings.Contains(out.String(), "policies show") {
 		t.Errorf("help: %v %q", err, out.String())
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -11,19 +10,22 @@ import (
 	"time"
 )
 
-// runReceive serves a webhook receiver for trying hookrelay out: it prints
-// every request it gets and answers 200, or --status to the first --fail
-// requests.
-func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("receive", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:9000", "address to listen on")
-	fail := fs.Int("fail", 0, "answer the first N requests with --status")
-	status := fs.Int("status", http.StatusServiceUnavailable, "status code of the failing answers")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", *addr)
+// receiveCmd is `hookrelay receive`: a webhook receiver for trying
+// hookrelay out. It prints every request it gets and answers 200, or
+// --status to the first --fail requests.
+type receiveCmd struct {
+	Addr   string `default:"127.0.0.1:9000" placeholder:"HOST:PORT" help:"Address to listen on (default ${default})."`
+	Fail   int    `default:"0" placeholder:"N" help:"Answer the first N requests with --status."`
+	Status int    `default:"503" placeholder:"CODE" help:"Status code of the failing answers (default ${default})."`
+}
+
+// Run serves the receiver until the context ends.
+func (r *receiveCmd) Run(e *session) error {
+	return runReceive(e.ctx, *r, e.stdout)
+}
+
+func runReceive(ctx context.Context, opts receiveCmd, stdout io.Writer) error {
+	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("receive: %w", err)
 	}
@@ -36,8 +38,8 @@ func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer mu.Unlock()
 		seen++
 		code := http.StatusOK
-		if seen <= *fail {
-			code = *status
+		if seen <= opts.Fail {
+			code = opts.Status
 		}
 		fmt.Fprintf(stdout, "%s %s %s attempt=%s -> %d\n%s\n", time.Now().Format(time.RFC3339),
 			r.Method, r.URL.Path, r.Header.Get("X-Hookrelay-Attempt"), code, body)

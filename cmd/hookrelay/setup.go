@@ -11,17 +11,10 @@ import (
 )
 
 // setup prepares a Temporal cluster and a database for hookrelay, and can
-// run again any time: it checks the namespace (registering it with
-// --create-namespace), registers the search attributes hookrelay's
+// run again any time: it checks the namespace (registering it when create,
+// --create-namespace, is set), registers the search attributes hookrelay's
 // workflows use and applies the migrations.
-func (a *app) setup(ctx context.Context, args []string) error {
-	create := false
-	for _, arg := range args {
-		if arg != "--create-namespace" {
-			return fmt.Errorf("usage: hookrelay setup [--create-namespace]; unknown argument %q", arg)
-		}
-		create = true
-	}
+func (a *app) setup(ctx context.Context, create bool) error {
 	if a.cfg.DatabaseURL == "" {
 		return errors.New("DATABASE_URL is not set")
 	}

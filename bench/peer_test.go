@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The peer: an optional phase that runs another webhook system beside
+// hookrelay on the same machine, in the same run, with the same receiver and
+// publishers, reported as a ratio to the same floor. HOOKRELAY_BENCH_PEER
+// names the folder of a harness script, convoy.sh, that can start Convoy
+// (a webhook gateway on PostgreSQL and Redis) with convoy_start, print its
+// settings with convoy_env and stop it with convoy_stop; unset, the phase is
+// skipped. Convoy delivers every event of its project to one endpoint, here
+// the receiver's /convoy path; the receiver knows a request by the event's
+// idempotency key, which Convoy sends as X-Convoy-Idempotency-Key.
+const (
+	envPeer  = "HOOKRELAY_BENCH_PEER"
+	peerPath = "/convoy"
+)
+
+// convoy is a running Convoy started by the harness.
+type convoy struct {
+	script                      string
+	api, project, key, endpoint string
+	env                         []string
+}
+
+// peer runs the peer's saturated and 50/s phases, when HOOKRELAY_BENCH_PEER
+// is set.
+func (r *shippedRun) peer() {
+	dir := os.Getenv(envPeer)
+	if dir == "" {
+		r.printf("peer: not run (%s is not set)", envPeer)
+		return
+	}
+	cv, err := startConvoy(filepath.Join(dir, "convoy.sh"), r.rcv.url+peerPath)
+	if err != nil {
+		r.b.Errorf("peer: %v", err)
+		return
+	}
+	defer cv.stop()
+	r.extra["peer name"] = cv.version() + " (peer)"
+	r.phase("peer saturated", 5*time.Minute, func() []shot {
+		return closedLoop(shippedSaturated, shippedPublishers, cv.sender("peer-sat"))
+	})
+	r.phase("peer 50/s", shippedPacedFor+3*time.Minute, func() []shot {
+		return openLoop(50, shippedPacedFor, cv.sender("peer-50"))
+	})
+}
+
+// startConvoy wipes the harness's state, starts Convoy with its endpoint at
+// endpoint (and no receiver of its own), and reads its settings.
+func startConvoy(script, endpoint string) (*convoy, error) {
+	peerDir = os.Getenv("PEER_DIR")
+	if peerDir == "" {
+		peerDir = filepath.Join(os.TempDir(), "peer") // the harness's default
+	}
+	cv := &convoy{script: script, env: append(os.Environ(), "PEER_DIR="+peerDir,
+		"CONVOY_START_RECEIVER=0", "CONVOY_ENDPOINT_URL="+endpoint)}
+	if _, err := cv.run("convoy_wipe >/dev/null 2>&1; convoy_start >/dev/null"); err != nil {
+		return nil, fmt.Errorf("convoy_start: %w", err)
+	}
+	out, err := cv.run("convoy_env")
+	if err != nil {
+		cv.stop()
+		return nil, fmt.Errorf("convoy_env: %w", err)
+	}
+	vars := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "=")
+		if ok {
+			vars[k] = strings.Trim(v, `'"`)
+		}
+	}
+	cv.api, cv.project, cv.key = vars["CONVOY_API_BASE"], vars["CONVOY_PROJECT_ID"], vars["CONVOY_API_KEY"]
+	cv.endpoint = vars["CONVOY_ENDPOINT_ID"]
+	if cv.api == "" || cv.project == "" || cv.key == "" || cv.endpoint == "" {
+		cv.stop()
+		return nil, fmt.Errorf("convoy_env printed no API settings: %q", out)
+	}
+	return cv, nil
+}
+
+// run runs a shell command with the harness sourced.
+func (cv *convoy) run(cmd string) (string, error) {
+	c := exec.Command("bash", "-c", ". \"$0\" && "+cmd, cv.script)
+	c.Env = cv.env
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
+func (cv *convoy) stop() { _, _ = cv.run("convoy_stop >/dev/null 2>&1") }
+
+// version is the message of Convoy's health check (its name and version).
+func (cv *convoy) version() string {
+	resp, err := benchHTTP.Get(strings.TrimSuffix(cv.api, "/api/v1") + "/healthz")
+	if err != nil {
+		return "Convoy, version unknown"
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Message string `json:"message"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&h) != nil || h.Message == "" {
+		return "Convoy, version unknown"
+	}
+	return h.Message
+}
+
+// sender publishes events to Convoy's API, each with its id as the
+// idempotency key; every event is expected once at peerPath.
+func (cv *convoy) sender(prefix string) sendFunc {
+	return func(i int) shot {
+		id := fmt.Sprintf("%s-%d", prefix, i)
+		body, _ := json.Marshal(map[string]any{"endpoint_id": cv.endpoint, "event_type": "bench",
+			"idempotency_key": id, "data": payload(i)})
+		s := shot{sent: time.Now(), keys: []string{hitKey(id, peerPath)}}
+		req, err := http.NewRequest(http.MethodPost, cv.api+"/projects/"+cv.project+"/events", bytes.NewReader(body))
+		if err != nil {
+			s.err = err
+			return s
+		}
+		req.Header.Set("Authorization", "Bearer "+cv.key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := benchHTTP.Do(req)
+		s.answered = time.Now()
+		if err != nil {
+			s.err = err
+			return s
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			s.err = fmt.Errorf("convoy publish %s: %s", id, resp.Status)
+		}
+		return s
+	}
+}
