@@ -104,13 +104,20 @@ func badLinks(t *testing.T, s *server, a, b, keyA, path string) map[string]strin
 	if len(session) != 1 {
 		t.Fatalf("session cookies %v", session)
 	}
-	last := "A"
-	if strings.HasSuffix(path, "A") {
-		last = "B"
-	}
 	return map[string]string{"expired": expired, "no such account": nobody, "another account": "/console/portal/enter/" + swapped,
-		"tampered": path[:len(path)-1] + last, "a session cookie": "/console/portal/enter/" + session[0].Value,
-		"not a token": path + ".x"}
+		"tampered": flip(path, len(path)-5, 8), "the same bytes spelled otherwise": flip(path, len(path)-1, 1),
+		"a session cookie": "/console/portal/enter/" + session[0].Value, "not a token": path + ".x"}
+}
+
+// base64url is the alphabet of the tokens.
+const base64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// flip changes the base64url character at i of s by XOR-ing its value with
+// bits: 8 changes the bytes it encodes; 1, in the last character of a
+// 32-byte signature, only bits that encode nothing.
+func flip(s string, i, bits int) string {
+	v := strings.IndexByte(base64url, s[i])
+	return s[:i] + string(base64url[v^bits]) + s[i+1:]
 }
 
 func mustURL(t *testing.T, raw string) *url.URL {

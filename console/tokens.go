@@ -93,6 +93,10 @@ func (h *Console) sign(ctx context.Context, purpose string, cl claims) (string, 
 	return body + "." + base64.RawURLEncoding.EncodeToString(mac(key, purpose, body)), nil
 }
 
+// strict decodes base64url only in its one canonical form: a token whose
+// last character differs in unused bits is another token.
+var strict = base64.RawURLEncoding.Strict()
+
 // verify checks a token for purpose whole: its form, its signature, its
 // claims (strictly decoded) and its expiry.
 func (h *Console) verify(ctx context.Context, purpose, token string) (claims, error) {
@@ -105,11 +109,11 @@ func (h *Console) verify(ctx context.Context, purpose, token string) (claims, er
 	if err != nil {
 		return cl, err
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	got, err := strict.DecodeString(sig)
 	if err != nil || !hmac.Equal(got, mac(key, purpose, body)) {
 		return cl, errToken
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
+	raw, err := strict.DecodeString(body)
 	if err != nil {
 		return cl, errToken
 	}
