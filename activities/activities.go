@@ -44,7 +44,10 @@ type Activities struct {
 	// PublicURL is where the API is reached from outside, for the
 	// validationUrl of Event Grid handshakes; empty sends none.
 	PublicURL string
-	health    healthGate
+	// EventGridTopic is the template of the accounts' Event Grid topics
+	// (eventgrid.Topic; "" is eventgrid.DefaultTopic).
+	EventGridTopic string
+	health         healthGate
 }
 
 // MaxResponseHeaderBytes bounds the response headers the HTTP client reads.

@@ -52,7 +52,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	if eg == nil {
 		eg = &eventgrid.Settings{Schema: eventgrid.SchemaEventGrid}
 	}
-	body, err := eventGridBody(ts, eg)
+	body, err := a.eventGridBody(ts, eg)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}

@@ -58,7 +58,7 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 	if a.PublicURL != "" {
 		validationURL = eventgrid.ValidationURL(a.PublicURL, sub.ID, code)
 	}
-	body := eventgrid.ValidationBody(store.NewID("val"), code, validationURL, time.Now())
+	body := eventgrid.ValidationBody(store.NewID("val"), eventgrid.Topic(a.EventGridTopic, sub.AccountID), code, validationURL, time.Now())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("activities: validation request: %w", err)

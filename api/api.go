@@ -19,6 +19,7 @@ import (
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 )
 
 // MaxBodyBytes bounds a request body. Event bodies live in PostgreSQL, not in
@@ -45,6 +46,9 @@ type Server struct {
 	// Console are the web console's settings (console/, under /console).
 	Console console.Settings
 	console *console.Console
+	// Tracing makes requests spans and passes their trace context on to
+	// the deliveries they start (docs/tracing.md); nil traces nothing.
+	Tracing *tracing.Tracing
 }
 
 // New returns the Echo instance serving the API.
@@ -55,6 +59,9 @@ func New(s *Server) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	if s.Tracing != nil {
+		e.Use(s.traceRequests)
+	}
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(checkParams)
 	e.Use(s.authenticate)

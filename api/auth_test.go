@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -22,24 +20,23 @@ func securedAPI(t *testing.T) (*echo.Echo, *store.Store) {
 	t.Helper()
 	st, c := testenv.Store(t), testenv.Client(t)
 	return validated(t, &Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st),
-		Auth: Auth{AdminKey: testAdminKey}, Egress: testenv.Egress()}), st
+		Auth: Auth{AdminKey: testAdminKey, SASSecret: testSASSecret}, Egress: testenv.Egress()}), st
 }
 
 // send makes one request with the Authorization header auth ("" for none).
 func send(t *testing.T, e *echo.Echo, method, path, auth, body string) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
+	header := "Authorization"
+	if auth == "" {
+		header = ""
 	}
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, req)
-	var out map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		t.Fatalf("%s %s: answer is not JSON: %d %q", method, path, rec.Code, rec.Body.String())
-	}
-	return rec.Code, out
+	return sendCT(t, e, method, path, header, auth, "application/json", body)
+}
+
+func errorField(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	field, _ := e["field"].(string)
+	return field
 }
 
 func errorCode(out map[string]any) string {
@@ -75,6 +72,12 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 		for _, auth := range []string{"", "Bearer hr_" + strings.Repeat("0", 64), "Bearer " + testAdminKey + "x", "User a, Organization b"} {
 			if code, out := send(t, e, r.Method, path, auth, "{}"); code != http.StatusUnauthorized || errorCode(out) != "unauthorized" {
 				t.Errorf("%s %s with %q: %d %v, want 401 unauthorized", r.Method, path, auth, code, out)
+			}
+		}
+		for _, h := range []string{"aeg-sas-key", "aeg-sas-token"} { // Event Grid's credentials, bad
+			if code, out := sendCT(t, e, r.Method, path, h, "hr_"+strings.Repeat("0", 64), "application/json", "{}"); code != http.StatusUnauthorized ||
+				(eventGridRoute(r.Path) && errorField(out) != h) {
+				t.Errorf("%s %s with a bad %s: %d %v, want 401 unauthorized", r.Method, path, h, code, out)
 			}
 		}
 		n++

@@ -24,7 +24,7 @@ var subscriptionName = regexp.MustCompile(`^[A-Za-z0-9-]{3,64}$`)
 // docs/policies.md#eventgrid-edge).
 func (s *Server) routesEventGrid(e *echo.Echo) {
 	e.GET(validatePath, s.validateByHand)
-	g := e.Group("/eventgrid", s.requireAccount)
+	g := e.Group("/eventgrid", s.requireAccount, checkTopicAccount)
 	g.PUT("/subscriptions/:name", s.putEventGridSubscription)
 	g.GET("/subscriptions/:name", s.getEventGridSubscription)
 	g.DELETE("/subscriptions/:name", s.deleteEventGridSubscription)

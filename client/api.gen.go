@@ -514,7 +514,10 @@ type NameRequest struct {
 type NewAPIKey struct {
 	AccountID string    `json:"account_id"`
 	CreatedAt time.Time `json:"created_at"`
-	ID        string    `json:"id"`
+
+	// EventgridSasKey The key's Azure Event Grid SAS key (base64), which signs aeg-sas-token credentials: shown this once, and only when the server takes SAS tokens (HOOKRELAY_EVENTGRID_SAS_SECRET; docs/azure.md).
+	EventgridSasKey *string `json:"eventgrid_sas_key,omitempty"`
+	ID              string  `json:"id"`
 
 	// Key The key: shown this once.
 	Key       string     `json:"key"`

@@ -63,6 +63,22 @@ func (s *Store) RevokeAPIKey(ctx context.Context, accountID, id string) (APIKey,
 	return k, notFound(err, "api key", id)
 }
 
+// APIKeyHash is the form in which an API key is stored: its SHA-256, in hex.
+func APIKeyHash(secret string) string { return hashSecret(secret) }
+
+// ActiveKeyHashes returns the stored hashes (APIKeyHash) of the account's
+// keys that are not revoked, oldest first: what an Event Grid SAS token of
+// the account may be signed with (api/eventgrid_sas.go).
+func (s *Store) ActiveKeyHashes(ctx context.Context, accountID string) ([]string, error) {
+	hashes := []string{}
+	err := s.db.SelectContext(ctx, &hashes, `SELECT key_hash FROM api_keys
+		WHERE account_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("store: active key hashes of %s: %w", accountID, err)
+	}
+	return hashes, nil
+}
+
 // AuthenticateKey returns the id of the account whose live key secret is, or
 // ErrUnauthorized.
 func (s *Store) AuthenticateKey(ctx context.Context, secret string) (string, error) {

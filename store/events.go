@@ -46,6 +46,10 @@ type Delivery struct {
 	CreatedAt      time.Time       `db:"created_at" json:"created_at"`
 	UpdatedAt      time.Time       `db:"updated_at" json:"updated_at"`
 	FinishedAt     *time.Time      `db:"finished_at" json:"finished_at,omitempty"`
+	// TraceParent is the W3C traceparent of the request that stored the
+	// delivery, carried in memory to its workflow's start while tracing is
+	// on (docs/tracing.md); never stored.
+	TraceParent string `db:"-" json:"-"`
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
