@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
@@ -42,6 +43,9 @@ type Server struct {
 	// Egress refuses subscriptions to denied addresses; nil denies every
 	// private and special-purpose network.
 	Egress *egress.Guard
+	// Console are the web console's settings (console/, under /console).
+	Console console.Settings
+	console *console.Console
 	// Tracing makes requests spans and passes their trace context on to
 	// the deliveries they start (docs/tracing.md); nil traces nothing.
 	Tracing *tracing.Tracing
@@ -89,6 +93,7 @@ func New(s *Server) *echo.Echo {
 	s.registerKeys(e)
 	s.registerSAP(e)
 	s.routesEventGrid(e)
+	s.registerConsole(e, v1)
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -111,6 +112,14 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if public(c.Path()) {
 			return next(c)
 		}
+		if who, ok := console.CallerOf(c.Request().Context()); ok {
+			// The web console, in this process, for a session it checked.
+			if who.Account != "" {
+				c.Set(ctxAccount, who.Account)
+			}
+			c.Set(ctxAdmin, who.Admin)
+			return next(c)
+		}
 		_, sent := c.Request().Header[echo.HeaderAuthorization]
 		h := strings.TrimSpace(c.Request().Header.Get(echo.HeaderAuthorization))
 		if h == "" && !sent && eventGridRoute(c.Path()) {
@@ -140,14 +149,15 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // public tells whether the route path needs no credentials: the health
-// checks, the OpenAPI document (no account data in it) and Event Grid's
-// validation URL (a capability URL: its code is the credential).
+// checks, the OpenAPI document (no account data in it), Event Grid's
+// validation URL (a capability URL: its code is the credential) and the
+// web console's pages (which check sessions of their own).
 func public(path string) bool {
 	switch path {
 	case "/healthz", "/readyz", openAPIPath, validatePath:
 		return true
 	}
-	return false
+	return console.IsConsolePath(path)
 }
 
 // bearer reports whether the Authorization header h uses the Bearer scheme,
@@ -237,7 +247,8 @@ func (s *Server) requireAccount(next echo.HandlerFunc) echo.HandlerFunc {
 // the default account: they need credentials even in open mode.
 func (s *Server) requireSAP(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.requireAccount(func(c echo.Context) error {
-		if c.Request().Header.Get(echo.HeaderAuthorization) == "" {
+		_, fromConsole := console.CallerOf(c.Request().Context())
+		if c.Request().Header.Get(echo.HeaderAuthorization) == "" && !fromConsole {
 			return unauthorized("this route requires Authorization: User <user secret>, Organization <organization secret> (or Bearer <API key>)")
 		}
 		return next(c)

@@ -34,7 +34,8 @@ func Variables() []string {
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
 		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
-		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled}
+		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
+		EnvTemporalUIURL}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -89,6 +90,10 @@ type Config struct {
 	TLS TLS
 	// Tracing says whether traces are exported (docs/tracing.md).
 	Tracing Tracing
+	// TemporalUIURL is the Temporal Web UI the web console links workflows
+	// to (HOOKRELAY_TEMPORAL_UI_URL); empty links none, but under
+	// `hookrelay dev`, which links its own.
+	TemporalUIURL string
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -127,6 +132,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := c.loadRetention(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadConsole(getenv); err != nil {
 		return c, err
 	}
 	if err := c.loadEventGrid(getenv); err != nil {

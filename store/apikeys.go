@@ -82,17 +82,35 @@ func (s *Store) ActiveKeyHashes(ctx context.Context, accountID string) ([]string
 // AuthenticateKey returns the id of the account whose live key secret is, or
 // ErrUnauthorized.
 func (s *Store) AuthenticateKey(ctx context.Context, secret string) (string, error) {
+	k, err := s.APIKeyBySecret(ctx, secret)
+	return k.AccountID, err
+}
+
+// APIKeyBySecret returns the live key whose secret this is, or
+// ErrUnauthorized.
+func (s *Store) APIKeyBySecret(ctx context.Context, secret string) (APIKey, error) {
 	if !strings.HasPrefix(secret, APIKeyPrefix) {
-		return "", ErrUnauthorized
+		return APIKey{}, ErrUnauthorized
 	}
-	var account string
-	err := s.db.GetContext(ctx, &account, `SELECT account_id FROM api_keys
-		WHERE key_hash = $1 AND revoked_at IS NULL`, hashSecret(secret))
+	return s.liveKey(ctx, `key_hash = $1`, hashSecret(secret))
+}
+
+// LiveAPIKey returns the account's key with this id if it is not revoked,
+// else ErrUnauthorized.
+func (s *Store) LiveAPIKey(ctx context.Context, accountID, id string) (APIKey, error) {
+	return s.liveKey(ctx, `account_id = $1 AND id = $2`, accountID, id)
+}
+
+// liveKey returns the unrevoked key matching cond, or ErrUnauthorized.
+func (s *Store) liveKey(ctx context.Context, cond string, args ...any) (APIKey, error) {
+	var k APIKey
+	err := s.db.GetContext(ctx, &k, `SELECT `+apiKeyCols+` FROM api_keys
+		WHERE `+cond+` AND revoked_at IS NULL`, args...)
 	if err != nil {
 		if err = notFound(err, "api key", ""); isNotFound(err) {
-			return "", ErrUnauthorized
+			return APIKey{}, ErrUnauthorized
 		}
-		return "", err
+		return APIKey{}, err
 	}
-	return account, nil
+	return k, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/config"
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
@@ -135,7 +136,8 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 	a.metrics.WithSource(st, a.logger)
 	a.metrics.WithPool("api", st.DB().DB)
 	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics, Tracing: a.tracing,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics}}
+		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
+		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
