@@ -46,6 +46,10 @@ type Delivery struct {
 	CreatedAt      time.Time       `db:"created_at" json:"created_at"`
 	UpdatedAt      time.Time       `db:"updated_at" json:"updated_at"`
 	FinishedAt     *time.Time      `db:"finished_at" json:"finished_at,omitempty"`
+	// TraceParent is the W3C traceparent of the request that stored the
+	// delivery, carried in memory to its workflow's start while tracing is
+	// on (docs/tracing.md); never stored.
+	TraceParent string `db:"-" json:"-"`
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
@@ -64,7 +68,7 @@ type PublishResult struct {
 // Publish stores ev and one delivery per matching subscription, atomically.
 // An event id published before returns the first publication. Deliveries to
 // inactive subscriptions, or of accounts in queue mode, are queued at once
-// (POLICIES.md §sap). It takes two round trips to PostgreSQL and no
+// (docs/policies.md#sap). It takes two round trips to PostgreSQL and no
 // transaction of its own: the subscriptions are matched, then the event and
 // its deliveries inserted in one statement.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
