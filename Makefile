@@ -29,7 +29,7 @@ cluster-bins:
 # worker killed (kill -9) midway and started again; then the failures a
 # cluster must survive, each under a steady publish and reconciled: kill -9
 # of history-1, the frontend, matching, one API; a worker added and one
-# removed (cluster/*_test.go, about 5 minutes).
+# removed (cluster/*_test.go; about 2½ minutes once the binaries are built).
 test-cluster: bootstrap build cluster-bins
 	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CLUSTER=1 bash -o pipefail -c "go test -count=1 -v -run '^TestCluster$$' -timeout 30m ./cluster/ | grep -v '^=== '"
 
