@@ -51,12 +51,14 @@ func PolicyOf(sub store.Subscription) (policies.Policy, error) {
 }
 
 // Start starts the workflow of every delivery not yet started and records
-// them as started. A workflow that already exists counts as started.
+// them as started. A workflow that already exists counts as started. The
+// deliveries of ordered subscriptions are handed to their sequences'
+// Sequencers instead (routeOrdered).
 func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 	subs := map[string]store.Subscription{}
 	ds, egErr := s.routeEventGrid(ctx, ds, subs)
-	var started, failed []string
-	errs := []error{egErr}
+	ds, started, failed, seqErr := s.routeOrdered(ctx, ds, subs)
+	errs := []error{egErr, seqErr}
 	for _, d := range ds {
 		if d.Started {
 			continue
