@@ -24,17 +24,20 @@ type OrderedEvent struct {
 // whenever a request of a key arrives while another of that key is in
 // flight, or is for an event other than the one in flight's place: the
 // same event again (a retry, or a duplicate send after a crash), or the
-// next one once the one before it was answered 200. A test whose events
-// may end other than delivered (dead-lettered, skipped) cannot use it.
+// next one once the one before it was answered 200 (or, told by Ended,
+// ended otherwise). Events without a key are answered 200 and counted.
 type OrderedReceiver struct {
 	*httptest.Server
 	// FailRate is the share of requests answered 500.
 	FailRate float64
+	// Fail, when set, says which requests are answered 500 instead.
+	Fail func(OrderedEvent) bool
 
 	mu         sync.Mutex
 	busy       map[string]bool
 	keys       map[string]*keyLog
 	requests   int
+	unkeyed    int
 	violations []string
 }
 
@@ -65,8 +68,17 @@ func (r *OrderedReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	ev := body.Data
+	if ev.Key == "" {
+		r.mu.Lock()
+		r.unkeyed++
+		r.mu.Unlock()
+		return
+	}
 	r.arrive(ev)
 	ok := rand.Float64() >= r.FailRate
+	if r.Fail != nil {
+		ok = !r.Fail(ev)
+	}
 	r.leave(ev, ok)
 	if !ok {
 		w.WriteHeader(http.StatusInternalServerError)
@@ -107,6 +119,23 @@ func (r *OrderedReceiver) leave(ev OrderedEvent, ok bool) {
 			k.succeeded = true
 		}
 	}
+}
+
+// Ended tells the receiver that event n of key ended without a 200 (it
+// was skipped, say): the next event of the key may come.
+func (r *OrderedReceiver) Ended(key string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if k := r.keys[key]; k != nil && k.last == n {
+		k.succeeded = true
+	}
+}
+
+// Unkeyed is how many requests came for events without a key.
+func (r *OrderedReceiver) Unkeyed() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unkeyed
 }
 
 func (r *OrderedReceiver) violate(format string, args ...any) {
