@@ -26,6 +26,7 @@ var (
 	orderedFull  = []orderedScenario{
 		{"ordered-kill-worker", []string{"kill-worker", "kill-worker"}, 10, 100, 50},
 		{"ordered-kill-temporal", []string{"kill-temporal"}, 10, 100, 50},
+		{"ordered-restart-postgres", []string{"restart-postgres"}, 10, 100, 50},
 	}
 )
 
