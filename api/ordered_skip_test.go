@@ -24,10 +24,7 @@ const slowRetries = `{"custom": {"kind": "fixed", "interval_seconds": 1}, "max_a
 // delivery dead-letters it with a reason and releases the rest, in order.
 func TestOrderedSkipReleasesSequence(t *testing.T) {
 	t.Parallel()
-	st, c := testenvStore(t), testenvClient(t)
-	e := testAPI(t, st, c)
-	runWorker(t, st, c)
-	rcv := testenv.NewOrderedReceiver(t, 0)
+	_, e, rcv := orderedAPI(t, 0)
 	rcv.Fail = func(ev testenv.OrderedEvent) bool { return ev.Key == "a" && ev.N == 1 }
 	subID := subscribeOrdered(t, e, rcv.URL, "skip.ordered", slowRetries)
 	call(t, e, http.MethodPost, "/v1/subscriptions", fmt.Sprintf(`{"url": %q, "event_types": ["skip.unordered"]}`, rcv.URL))
@@ -113,10 +110,7 @@ func onlySequence(t *testing.T, e *echo.Echo, subID string) map[string]any {
 // resumes each in order.
 func TestOrderedDisabledEndpointHolds(t *testing.T) {
 	t.Parallel()
-	st, c := testenvStore(t), testenvClient(t)
-	e := testAPI(t, st, c)
-	runWorker(t, st, c)
-	rcv := testenv.NewOrderedReceiver(t, 0)
+	st, e, rcv := orderedAPI(t, 0)
 	subID := subscribeOrdered(t, e, rcv.URL, "held.ordered", fastRetries)
 	_, sub := call(t, e, http.MethodGet, "/v1/subscriptions/"+subID, "")
 	ep := sub["endpoint_id"].(string)
@@ -156,10 +150,7 @@ func TestOrderedDisabledEndpointHolds(t *testing.T) {
 // and are delivered so; a replayed event joins the end of its sequence.
 func TestOrderedRecoverInOrder(t *testing.T) {
 	t.Parallel()
-	st, c := testenvStore(t), testenvClient(t)
-	e := testAPI(t, st, c)
-	runWorker(t, st, c)
-	rcv := testenv.NewOrderedReceiver(t, 0)
+	st, e, rcv := orderedAPI(t, 0)
 	once := `{"custom": {"kind": "fixed", "interval_seconds": 0.05}, "max_attempts": 1, "timeout_seconds": 5}`
 	subID := subscribeOrdered(t, e, "http://127.0.0.1:1/refused", "rec.ordered", once)
 	since := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)

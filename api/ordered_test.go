@@ -31,10 +31,7 @@ const fastRetries = `{"custom": {"kind": "fixed", "interval_seconds": 0.05}, "ma
 // worker and receiver.
 func TestOrderedDelivery(t *testing.T) {
 	t.Parallel()
-	st, c := testenvStore(t), testenvClient(t)
-	e := testAPI(t, st, c)
-	runWorker(t, st, c)
-	rcv := testenv.NewOrderedReceiver(t, 0.2)
+	st, e, rcv := orderedAPI(t, 0.2)
 	subID := subscribeOrdered(t, e, rcv.URL, "ord.test", fastRetries)
 	const keys, perKey = 10, 100
 	if err := publishKeys(e, "ord.test", keys, perKey); err != nil {
@@ -54,6 +51,16 @@ func TestOrderedDelivery(t *testing.T) {
 		t.Errorf("sequences after all ended: %v", seqs)
 	}
 	t.Logf("%d requests for %d events", rcv.Requests(), keys*perKey)
+}
+
+// orderedAPI is the API on a fresh store with a real worker, and a
+// testenv.OrderedReceiver answering 500 to failRate of its requests.
+func orderedAPI(t *testing.T, failRate float64) (*store.Store, *echo.Echo, *testenv.OrderedReceiver) {
+	t.Helper()
+	st, c := testenvStore(t), testenvClient(t)
+	e := testAPI(t, st, c)
+	runWorker(t, st, c)
+	return st, e, testenv.NewOrderedReceiver(t, failRate)
 }
 
 // subscribeOrdered makes an ordered subscription of url to typ with a

@@ -54,15 +54,10 @@ func (s *Starter) routeOrdered(ctx context.Context, ds []store.Delivery, subs ma
 // wakeSequencer signals the Sequencer of d's sequence, starting it if
 // needed, with its subscription's URL and policy now.
 func (s *Starter) wakeSequencer(ctx context.Context, d store.Delivery, subs map[string]store.Subscription) error {
-	sub, err := s.subscription(ctx, d, subs)
+	sub, p, err := s.deliveryPolicy(ctx, d, subs)
 	if err != nil {
 		return err
 	}
-	p, err := PolicyWith(sub, s.Defaults)
-	if err != nil {
-		return err
-	}
-	p.Description, p.Section = "", "" // as startOne: the rules, not the prose
 	key := *d.OrderingKey
 	in := workflows.SequencerInput{SubscriptionID: sub.ID, OrderingKey: key, URL: sub.URL, Policy: p}
 	_, err = s.Temporal.SignalWithStartWorkflow(ctx, workflows.SequencerWorkflowID(sub.ID, key), workflows.SignalNext,

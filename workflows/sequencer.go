@@ -81,12 +81,7 @@ func SequencerWorkflowID(subscriptionID, key string) string {
 // SequencerStartOptions are the options the starter signals-with-start a
 // Sequencer with.
 func SequencerStartOptions(q Queues, subscriptionID, key string) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{
-		ID:                    SequencerWorkflowID(subscriptionID, key),
-		TaskQueue:             q.Main,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(subscriptionID)),
-	}
+	return wokenOptions(q, SequencerWorkflowID(subscriptionID, key), subscriptionID)
 }
 
 // Sequencer delivers the deliveries of one ordered subscription's ordering
@@ -188,17 +183,7 @@ func (s *sequencer) drain() bool {
 }
 
 // waitForWork waits for a wake; false after sequencerIdle without one.
-func (s *sequencer) waitForWork() bool {
-	ctx, cancel := workflow.WithCancel(s.ctx)
-	defer cancel()
-	woken := false
-	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(s.wake, func(workflow.ReceiveChannel, bool) { woken = true })
-	sel.AddFuture(workflow.NewTimer(ctx, sequencerIdle), func(workflow.Future) {})
-	sel.Select(ctx)
-	drained := s.drain()
-	return woken || drained
-}
+func (s *sequencer) waitForWork() bool { return awaitWake(s.ctx, s.wake, sequencerIdle, s.drain) }
 
 // deliveryChildOptions are the options a Sequencer starts a Delivery with
 // as its child: those of DeliveryStartOptions (but eager start), on the
