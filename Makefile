@@ -3,7 +3,7 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 
-.PHONY: run run-cluster test-cluster cluster-bins test chaos bench bench-dev bench-cluster bench-extra bench-hostile lint build bootstrap fuzz clean
+.PHONY: run run-cluster test-cluster cluster-bins test test-helm chaos bench bench-dev bench-cluster bench-extra bench-hostile lint build bootstrap fuzz clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -32,9 +32,18 @@ lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt -l lists:"; gofmt -l .; exit 1)
 	go vet ./...
 	go run $(STATICCHECK) ./...
+	cd deploy && go vet ./... && go run $(STATICCHECK) ./...
 
 test: bootstrap lint
 	HOOKRELAY_REQUIRE_SERVERS=1 go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory test-helm
+
+# test-helm: the Helm chart (deploy/helm/hookrelay) rendered with Helm's Go
+# library for its default, production and Temporal Cloud values, every object
+# decoded strictly into its Kubernetes type. deploy/ is a module of its own,
+# so hookrelay's go.mod does not carry Helm and the Kubernetes client.
+test-helm:
+	cd deploy && go test $(GO_TEST_FLAGS) ./...
 
 # chaos: the reliability suite (chaos/), every scenario: the servers as
 # separate processes killed and restarted under a steady publish, then

@@ -44,7 +44,10 @@ type Activities struct {
 	// PublicURL is where the API is reached from outside, for the
 	// validationUrl of Event Grid handshakes; empty sends none.
 	PublicURL string
-	health    healthGate
+	// EventGridTopic is the template of the accounts' Event Grid topics
+	// (eventgrid.Topic; "" is eventgrid.DefaultTopic).
+	EventGridTopic string
+	health         healthGate
 }
 
 // MaxResponseHeaderBytes bounds the response headers the HTTP client reads.
@@ -88,7 +91,7 @@ func (a *Activities) SetStatus(ctx context.Context, in workflows.StatusInput) (w
 }
 
 // Finish records how a delivery ended, making its dead letter, or queueing it
-// and deactivating its subscription (POLICIES.md §sap), and starts the
+// and deactivating its subscription (docs/policies.md#sap), and starts the
 // delivery of the operational event that raised.
 func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (workflows.FinishResult, error) {
 	f, err := a.Store.FinishDelivery(ctx, store.Finish{

@@ -12,7 +12,7 @@ import (
 )
 
 // ClaimBatch claims the next batch of a batching Event Grid subscription
-// (POLICIES.md §eventgrid-edge output batching): up to maxEventsPerBatch
+// (docs/policies.md#iot-edge-output-batching): up to maxEventsPerBatch
 // pending deliveries within preferredBatchSizeInKilobytes, at least one.
 // A subscription that no longer batches gets batches of one.
 func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (workflows.ClaimResult, error) {
@@ -52,7 +52,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 	if eg == nil {
 		eg = &eventgrid.Settings{Schema: eventgrid.SchemaEventGrid}
 	}
-	body, err := eventGridBody(ts, eg)
+	body, err := a.eventGridBody(ts, eg)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}

@@ -57,7 +57,7 @@ func setState(t *testing.T, st *store.Store, endpointID, state string) {
 	}
 }
 
-// TestDeliverBatchHealthGate: POLICIES.md §workfront, for batches as for
+// TestDeliverBatchHealthGate: docs/policies.md#workfront, for batches as for
 // single deliveries: no request while the endpoint is disabled, except a
 // probe; none at all while it is frozen, probe or not.
 func TestDeliverBatchHealthGate(t *testing.T) {

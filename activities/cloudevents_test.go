@@ -31,7 +31,7 @@ func cloudEventsSub(t *testing.T, st *store.Store, url, code string) store.Subsc
 	return sub
 }
 
-// TestCloudEventsHandshake: POLICIES.md §eventgrid (issue 11, item 5): a
+// TestCloudEventsHandshake: docs/policies.md#eventgrid (issue 11, item 5): a
 // CloudEvents subscription is validated with the CloudEvents abuse-protection
 // handshake (OPTIONS with WebHook-Request-Origin, answered with
 // WebHook-Allowed-Origin), not with a SubscriptionValidationEvent: a real
@@ -101,7 +101,7 @@ func TestCloudEventsOnePerRequest(t *testing.T) {
 
 // TestValidationEventCarriesURL: the SubscriptionValidationEvent of an Event
 // Grid schema subscription carries a working validationUrl on the API's
-// public address (POLICIES.md §eventgrid), no longer an empty one.
+// public address (docs/policies.md#eventgrid), no longer an empty one.
 func TestValidationEventCarriesURL(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)

@@ -33,7 +33,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	if !policies.MayAttempt(t.EndpointState, in.Probe) {
 		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
-	body, err := requestBody(t)
+	body, err := a.requestBody(t)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
@@ -187,14 +187,14 @@ func setHeaders(req *http.Request, t store.Target, in workflows.DeliverInput) {
 		if t.SubscriptionName != nil {
 			name = *t.SubscriptionName
 		}
-		eventgrid.SetHeaders(req.Header, eg, outgoing(t), name, in.Attempt)
+		eventgrid.SetHeaders(req.Header, eg, outgoing(t, ""), name, in.Attempt)
 	}
 }
 
 // requestBody is the JSON the receiver gets for the target's event.
-func requestBody(t store.Target) ([]byte, error) {
+func (a *Activities) requestBody(t store.Target) ([]byte, error) {
 	if eg := eventgrid.Of(t.Options); eg != nil {
-		return eventGridBody([]store.Target{t}, eg)
+		return a.eventGridBody([]store.Target{t}, eg)
 	}
 	b, err := json.Marshal(struct {
 		ID      string          `json:"id"`
@@ -278,18 +278,19 @@ func countersOf(c store.Counters) workflows.EndpointCounters {
 }
 
 // eventGridBody is the Event Grid request body of the targets' events.
-func eventGridBody(ts []store.Target, eg *eventgrid.Settings) ([]byte, error) {
+func (a *Activities) eventGridBody(ts []store.Target, eg *eventgrid.Settings) ([]byte, error) {
 	evs := make([]eventgrid.Outgoing, len(ts))
 	for i, t := range ts {
-		evs[i] = outgoing(t)
+		evs[i] = outgoing(t, eventgrid.Topic(a.EventGridTopic, t.AccountID))
 	}
 	return eventgrid.Body(evs, eg)
 }
 
-// outgoing is what Event Grid's request needs of a target's event.
-func outgoing(t store.Target) eventgrid.Outgoing {
+// outgoing is what Event Grid's request needs of a target's event, whose
+// account's topic is topic.
+func outgoing(t store.Target, topic string) eventgrid.Outgoing {
 	return eventgrid.Outgoing{
-		ID: t.ExternalID, Type: t.EventType, Subject: t.Subject, Source: t.Source,
+		ID: t.ExternalID, Type: t.EventType, Subject: t.Subject, Source: t.Source, Topic: topic,
 		DataVersion: t.DataVersion, DataContentType: t.DataContentType, Time: t.OccurredAt,
 		Data: json.RawMessage(t.Data), Extensions: json.RawMessage(t.Extensions),
 	}

@@ -186,8 +186,8 @@ func TestDeliverSigned(t *testing.T) {
 	}
 }
 
-// TestSuccessCodesWithRealReceivers: POLICIES.md §eventgrid (200-204 for
-// eventgrid and eventgrid-edge) and §workfront-legacy (200 only), against
+// TestSuccessCodesWithRealReceivers: docs/policies.md#eventgrid (200-204 for
+// eventgrid and eventgrid-edge) and docs/policies.md#workfront-legacy (200 only), against
 // real receivers answering each code (issue 11, item 6).
 func TestSuccessCodesWithRealReceivers(t *testing.T) {
 	t.Parallel()

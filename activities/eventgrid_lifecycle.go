@@ -16,7 +16,7 @@ import (
 )
 
 // Event Grid's validation handshake and hookrelay's dead-letter event
-// (POLICIES.md §eventgrid).
+// (docs/policies.md#eventgrid).
 const (
 	DeadLetteredEventType = "hookrelay.deadlettered"
 	validationTimeout     = 30 * time.Second
@@ -58,7 +58,7 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 	if a.PublicURL != "" {
 		validationURL = eventgrid.ValidationURL(a.PublicURL, sub.ID, code)
 	}
-	body := eventgrid.ValidationBody(store.NewID("val"), code, validationURL, time.Now())
+	body := eventgrid.ValidationBody(store.NewID("val"), eventgrid.Topic(a.EventGridTopic, sub.AccountID), code, validationURL, time.Now())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("activities: validation request: %w", err)
@@ -82,7 +82,7 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 }
 
 // abuseProtection is the CloudEvents webhook validation handshake
-// (POLICIES.md §eventgrid): an OPTIONS request carrying WebHook-Request-Origin,
+// (docs/policies.md#eventgrid): an OPTIONS request carrying WebHook-Request-Origin,
 // which the endpoint allows by answering 2xx with WebHook-Allowed-Origin set
 // to that origin or "*".
 func (a *Activities) abuseProtection(ctx context.Context, sub store.Subscription, _ string) error {

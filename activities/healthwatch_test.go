@@ -61,7 +61,7 @@ func attempt(t *testing.T, acts *activities.Activities, d store.Delivery, n int)
 }
 
 // workfrontGone is Workfront's breaker with 410 Gone disabling, as custom
-// policies have it (POLICIES.md §common), for the tests of the 410 signal.
+// policies have it (docs/policies.md#common-rules), for the tests of the 410 signal.
 var workfrontGone = func() policies.Health {
 	h := policies.WorkfrontHealth
 	h.DisableOnGone = true

@@ -18,11 +18,11 @@ import (
 )
 
 // TestHealthSignalChoice: which signal each attempt sends the endpoint's
-// workflow (POLICIES.md §workfront, §common), without Temporal: a 410 under
-// rules that disable on it sends gone, under rules that do not, nothing; a
-// plain failure below every threshold sends nothing; a probe sends its result
-// whatever the answer. The signaler is a function field; the store and the
-// receiver are real.
+// workflow (docs/policies.md#workfront, docs/policies.md#common-rules), without
+// Temporal: a 410 under rules that disable on it sends gone, under rules that
+// do not, nothing; a plain failure below every threshold sends nothing; a probe
+// sends its result whatever the answer. The signaler is a function field; the
+// store and the receiver are real.
 func TestHealthSignalChoice(t *testing.T) {
 	t.Parallel()
 	gone := policies.WorkfrontHealth
@@ -91,7 +91,7 @@ func signalFor(t *testing.T, code int, probe bool, h policies.Health) string {
 }
 
 // setGoneRule sets the endpoint's own disable_on_gone rule: the rules in
-// force are the endpoint's (POLICIES.md §common), not the delivery's.
+// force are the endpoint's (docs/policies.md#common-rules), not the delivery's.
 func setGoneRule(t *testing.T, st *store.Store, endpointID string, on bool) {
 	t.Helper()
 	raw := store.RawJSON(fmt.Sprintf(`{"disable_on_gone": %v}`, on))

@@ -10,7 +10,7 @@ import (
 )
 
 // SettingMode is the SAP Open Connectors account setting that chooses
-// between retrying and queueing event notifications (POLICIES.md §sap).
+// between retrying and queueing event notifications (docs/policies.md#sap).
 const SettingMode = "notification.webhook.failure.policy"
 
 // ownAccount checks that the :id of the path is the authenticated account.

@@ -14,10 +14,12 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 )
 
 // MaxBodyBytes bounds a request body. Event bodies live in PostgreSQL, not in
@@ -41,6 +43,12 @@ type Server struct {
 	// Egress refuses subscriptions to denied addresses; nil denies every
 	// private and special-purpose network.
 	Egress *egress.Guard
+	// Console are the web console's settings (console/, under /console).
+	Console console.Settings
+	console *console.Console
+	// Tracing makes requests spans and passes their trace context on to
+	// the deliveries they start (docs/tracing.md); nil traces nothing.
+	Tracing *tracing.Tracing
 }
 
 // New returns the Echo instance serving the API.
@@ -51,6 +59,9 @@ func New(s *Server) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	if s.Tracing != nil {
+		e.Use(s.traceRequests)
+	}
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(checkParams)
 	e.Use(s.authenticate)
@@ -83,6 +94,7 @@ func New(s *Server) *echo.Echo {
 	s.registerKeys(e)
 	s.registerSAP(e)
 	s.routesEventGrid(e)
+	s.registerConsole(e, v1)
 	return e
 }
 

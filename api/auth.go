@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/store"
 )
 
@@ -26,6 +27,10 @@ type Auth struct {
 	// admin routes included: `hookrelay dev` without an admin key, on
 	// loopback, or HOOKRELAY_INSECURE_NO_AUTH. For local trials only.
 	Open bool
+	// SASSecret derives the API keys' Event Grid SAS keys, which sign
+	// aeg-sas-token credentials (HOOKRELAY_EVENTGRID_SAS_SECRET); empty
+	// refuses SAS tokens.
+	SASSecret string
 }
 
 // Keys of what authenticate puts in the echo.Context.
@@ -43,7 +48,12 @@ func forbidden(format string, args ...any) *Error {
 
 // unauthorized is a 401 in the usual error shape.
 func unauthorized(format string, args ...any) *Error {
-	return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Field: "Authorization",
+	return unauthorizedField(echo.HeaderAuthorization, format, args...)
+}
+
+// unauthorizedField is a 401 naming the header whose credentials failed.
+func unauthorizedField(field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Field: field,
 		Message: fmt.Sprintf(format, args...)}
 }
 
@@ -93,22 +103,39 @@ func setSecret(secret *string, part, value string) error {
 
 // authenticate finds who calls: the admin key or an account's API key
 // ("Authorization: Bearer …"), an SAP account's "User …, Organization …"
-// secrets, or, only in open mode, no credentials at all (the default
-// account). Public routes need none; anything else without valid
+// secrets, on the Event Grid routes Event Grid's aeg-sas-key or SAS token
+// (eventgrid_sas.go), or, only in open mode, no credentials at all (the
+// default account). Public routes need none; anything else without valid
 // credentials is a 401.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if public(c.Path()) {
 			return next(c)
 		}
+		if who, ok := console.CallerOf(c.Request().Context()); ok {
+			// The web console, in this process, for a session it checked.
+			if who.Account != "" {
+				c.Set(ctxAccount, who.Account)
+			}
+			c.Set(ctxAdmin, who.Admin)
+			return next(c)
+		}
 		_, sent := c.Request().Header[echo.HeaderAuthorization]
 		h := strings.TrimSpace(c.Request().Header.Get(echo.HeaderAuthorization))
+		if h == "" && !sent && eventGridRoute(c.Path()) {
+			if handled, err := s.eventGridCredentials(c); handled {
+				if err != nil {
+					return err
+				}
+				return next(c)
+			}
+		}
 		if h == "" {
 			switch {
 			case sent && !s.Auth.Open:
 				return unauthorized("the Authorization header is empty: send Authorization: Bearer <API key>")
 			case !s.Auth.Open:
-				return unauthorized("credentials are required: Authorization: Bearer <API key>")
+				return unauthorized("credentials are required: %s", wanted(c.Path()))
 			}
 			c.Set(ctxAccount, store.DefaultAccount)
 			c.Set(ctxAdmin, true)
@@ -122,14 +149,15 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // public tells whether the route path needs no credentials: the health
-// checks, the OpenAPI document (no account data in it) and Event Grid's
-// validation URL (a capability URL: its code is the credential).
+// checks, the OpenAPI document (no account data in it), Event Grid's
+// validation URL (a capability URL: its code is the credential) and the
+// web console's pages (which check sessions of their own).
 func public(path string) bool {
 	switch path {
 	case "/healthz", "/readyz", openAPIPath, validatePath:
 		return true
 	}
-	return false
+	return console.IsConsolePath(path)
 }
 
 // bearer reports whether the Authorization header h uses the Bearer scheme,
@@ -142,9 +170,20 @@ func bearer(h string) (token string, ok bool) {
 	return strings.TrimSpace(token), true
 }
 
+// wanted says which credentials the route path takes.
+func wanted(path string) string {
+	if eventGridRoute(path) {
+		return "Authorization: Bearer <API key>, aeg-sas-key: <API key> or aeg-sas-token: <SAS token>"
+	}
+	return "Authorization: Bearer <API key>"
+}
+
 // identify sets who the Authorization header h names.
 func (s *Server) identify(c echo.Context, h string) error {
 	ctx := c.Request().Context()
+	if token, ok := sasScheme(h); ok && eventGridRoute(c.Path()) {
+		return s.identifySASToken(c, echo.HeaderAuthorization, token)
+	}
 	if token, ok := bearer(h); ok {
 		if token == "" {
 			return unauthorized("the API key is missing after Bearer: send Authorization: Bearer <API key>")
@@ -208,7 +247,8 @@ func (s *Server) requireAccount(next echo.HandlerFunc) echo.HandlerFunc {
 // the default account: they need credentials even in open mode.
 func (s *Server) requireSAP(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.requireAccount(func(c echo.Context) error {
-		if c.Request().Header.Get(echo.HeaderAuthorization) == "" {
+		_, fromConsole := console.CallerOf(c.Request().Context())
+		if c.Request().Header.Get(echo.HeaderAuthorization) == "" && !fromConsole {
 			return unauthorized("this route requires Authorization: User <user secret>, Organization <organization secret> (or Bearer <API key>)")
 		}
 		return next(c)

@@ -2,14 +2,13 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -21,24 +20,23 @@ func securedAPI(t *testing.T) (*echo.Echo, *store.Store) {
 	t.Helper()
 	st, c := testenv.Store(t), testenv.Client(t)
 	return validated(t, &Server{Store: st, Temporal: c, Logger: testenv.Logger(), Starter: testenv.Starter(t, c, st),
-		Auth: Auth{AdminKey: testAdminKey}, Egress: testenv.Egress()}), st
+		Auth: Auth{AdminKey: testAdminKey, SASSecret: testSASSecret}, Egress: testenv.Egress()}), st
 }
 
 // send makes one request with the Authorization header auth ("" for none).
 func send(t *testing.T, e *echo.Echo, method, path, auth, body string) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
+	header := "Authorization"
+	if auth == "" {
+		header = ""
 	}
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, req)
-	var out map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		t.Fatalf("%s %s: answer is not JSON: %d %q", method, path, rec.Code, rec.Body.String())
-	}
-	return rec.Code, out
+	return sendCT(t, e, method, path, header, auth, "application/json", body)
+}
+
+func errorField(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	field, _ := e["field"].(string)
+	return field
 }
 
 func errorCode(out map[string]any) string {
@@ -62,6 +60,9 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 			}
 			continue
 		}
+		if console.IsConsolePath(r.Path) {
+			continue // the web console's sessions: console/ tests them
+		}
 		if r.Path == validatePath { // a capability URL: its code is the credential
 			if code, _ := send(t, e, r.Method, path+"?code=guess", "", ""); code != http.StatusNotFound {
 				t.Errorf("%s %s with a wrong code: %d, want 404", r.Method, path, code)
@@ -71,6 +72,12 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 		for _, auth := range []string{"", "Bearer hr_" + strings.Repeat("0", 64), "Bearer " + testAdminKey + "x", "User a, Organization b"} {
 			if code, out := send(t, e, r.Method, path, auth, "{}"); code != http.StatusUnauthorized || errorCode(out) != "unauthorized" {
 				t.Errorf("%s %s with %q: %d %v, want 401 unauthorized", r.Method, path, auth, code, out)
+			}
+		}
+		for _, h := range []string{"aeg-sas-key", "aeg-sas-token"} { // Event Grid's credentials, bad
+			if code, out := sendCT(t, e, r.Method, path, h, "hr_"+strings.Repeat("0", 64), "application/json", "{}"); code != http.StatusUnauthorized ||
+				(eventGridRoute(r.Path) && errorField(out) != h) {
+				t.Errorf("%s %s with a bad %s: %d %v, want 401 unauthorized", r.Method, path, h, code, out)
 			}
 		}
 		n++

@@ -12,8 +12,8 @@ import (
 )
 
 // TestDeadLettersListRedriveRetry: an event answered 400 under the Event Grid
-// policy with dead-lettering on is dead-lettered at once (POLICIES.md
-// §eventgrid); the dead letters list filters and paginates; a redrive is a
+// policy with dead-lettering on is dead-lettered at once (docs/policies.md#eventgrid);
+// the dead letters list filters and paginates; a redrive is a
 // fresh delivery linked to the dead one that reaches the receiver; a finished
 // delivery can be retried now. Real Temporal, PostgreSQL and receiver.
 func TestDeadLettersListRedriveRetry(t *testing.T) {

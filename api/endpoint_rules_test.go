@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// TestEndpointRulesBelongToTheEndpoint: POLICIES.md §common "Endpoint health
-// rules belong to the endpoint" (issue 11, item 3). The first subscription
-// to a URL sets its endpoint's rules; a second subscription to the same URL
-// with every rule off does not change them, and both subscriptions' answers
-// and the endpoint's show the rules in force. PUT /v1/endpoints/{id}/health
-// changes them.
+// TestEndpointRulesBelongToTheEndpoint:
+// docs/policies.md#endpoint-health-rules-belong-to-the-endpoint (issue 11, item
+// 3). The first subscription to a URL sets its endpoint's rules; a second
+// subscription to the same URL with every rule off does not change them, and
+// both subscriptions' answers and the endpoint's show the rules in force. PUT
+// /v1/endpoints/{id}/health changes them.
 func TestEndpointRulesBelongToTheEndpoint(t *testing.T) {
 	t.Parallel()
 	e := testAPI(t, testenvStore(t), testenvClient(t))

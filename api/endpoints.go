@@ -14,7 +14,7 @@ import (
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
-// registerEndpoints adds the endpoint health routes (POLICIES.md §workfront
+// registerEndpoints adds the endpoint health routes (docs/policies.md#workfront
 // circuit breaker): the state, counters and history of an endpoint, and the
 // operator's unfreeze, disable and enable.
 func (s *Server) registerEndpoints(g *echo.Group) {

@@ -20,11 +20,11 @@ import (
 // subscriptionName is Event Grid's rule for event subscription names.
 var subscriptionName = regexp.MustCompile(`^[A-Za-z0-9-]{3,64}$`)
 
-// routesEventGrid adds the Event Grid routes (POLICIES.md §eventgrid,
-// §eventgrid-edge).
+// routesEventGrid adds the Event Grid routes (docs/policies.md#eventgrid,
+// docs/policies.md#eventgrid-edge).
 func (s *Server) routesEventGrid(e *echo.Echo) {
 	e.GET(validatePath, s.validateByHand)
-	g := e.Group("/eventgrid", s.requireAccount)
+	g := e.Group("/eventgrid", s.requireAccount, checkTopicAccount)
 	g.PUT("/subscriptions/:name", s.putEventGridSubscription)
 	g.GET("/subscriptions/:name", s.getEventGridSubscription)
 	g.DELETE("/subscriptions/:name", s.deleteEventGridSubscription)

@@ -15,7 +15,7 @@ import (
 const validatePath = "/eventgrid/validate/:id"
 
 // validateByHand validates an Event Grid subscription on a GET of the
-// validationUrl its handshake sent (POLICIES.md §eventgrid), for endpoints
+// validationUrl its handshake sent (docs/policies.md#eventgrid), for endpoints
 // that cannot echo the code: while the subscription awaits that handshake
 // and for eventgrid.ValidationURLLifetime after its PUT. Anything else is a
 // 404 that says nothing of the subscription.

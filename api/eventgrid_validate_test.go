@@ -12,7 +12,7 @@ import (
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
-// TestValidationURLByHand: POLICIES.md §eventgrid (issue 11, item 5): the
+// TestValidationURLByHand: docs/policies.md#eventgrid (issue 11, item 5): the
 // validationUrl of an Event Grid handshake works: a GET with the right code
 // validates the subscription (a wrong code, or a second GET, is a 404 that
 // says nothing), without credentials, since the code is the credential.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/base64"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -21,10 +22,12 @@ type KeyRequest struct {
 }
 
 // NewKeyResponse is the answer to POST /v1/accounts/{id}/keys: the only time
-// the key itself is shown.
+// the key itself is shown, with, when the server takes SAS tokens, the key's
+// Event Grid SAS key (docs/azure.md), which signs them.
 type NewKeyResponse struct {
 	store.APIKey
-	Key string `json:"key"`
+	Key             string `json:"key"`
+	EventGridSASKey string `json:"eventgrid_sas_key,omitempty"`
 }
 
 func (s *Server) createKey(c echo.Context) error {
@@ -39,7 +42,11 @@ func (s *Server) createKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, NewKeyResponse{APIKey: k, Key: secret})
+	out := NewKeyResponse{APIKey: k, Key: secret}
+	if s.Auth.SASSecret != "" {
+		out.EventGridSASKey = base64.StdEncoding.EncodeToString(sasKeyOf(s.Auth.SASSecret, store.APIKeyHash(secret)))
+	}
+	return c.JSON(http.StatusCreated, out)
 }
 
 func (s *Server) listKeys(c echo.Context) error {

@@ -22,7 +22,7 @@ const (
 	MaxPageSize     = 1000
 )
 
-// registerSAP adds the SAP Open Connectors mode (POLICIES.md §sap): account
+// registerSAP adds the SAP Open Connectors mode (docs/policies.md#sap): account
 // authentication for every route, the accounts routes, and the pull queue.
 func (s *Server) registerSAP(e *echo.Echo) {
 	e.POST("/accounts", s.createAccount, s.requireAdmin)

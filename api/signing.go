@@ -9,7 +9,7 @@ import (
 	"github.com/hookrelay/hookrelay/store"
 )
 
-// Rotation overlap bounds (README §Signed deliveries): by default the
+// Rotation overlap bounds (docs/signing.md#rotating-the-secret): by default the
 // replaced secret keeps signing for a day, at most for a week.
 const (
 	DefaultRotationOverlap = 24 * time.Hour

@@ -53,6 +53,31 @@ func deliverOne(t *testing.T, e *echo.Echo, got <-chan signedRequest, typ, id st
 	}
 }
 
+// signingAPI is the API with a real worker, and a signedReceiver.
+func signingAPI(t *testing.T) (*echo.Echo, *httptest.Server, <-chan signedRequest) {
+	t.Helper()
+	st, c := testenvStore(t), testenvClient(t)
+	e := testAPI(t, st, c)
+	runWorker(t, st, c)
+	srv, got := newSignedReceiver(t)
+	return e, srv, got
+}
+
+// subscribeSigned subscribes url to typ with the signature scheme ("" for
+// the default) and returns the answer.
+func subscribeSigned(t *testing.T, e *echo.Echo, url, typ, scheme string) map[string]any {
+	t.Helper()
+	req := map[string]any{"url": url, "event_types": []string{typ}}
+	if scheme != "" {
+		req["signature_scheme"] = scheme
+	}
+	code, sub := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, req))
+	if code != http.StatusCreated {
+		t.Fatalf("subscribe: %d %v", code, sub)
+	}
+	return sub
+}
+
 // verifyWith checks r with the Standard Webhooks library and secret.
 func verifyWith(t *testing.T, secret string, r signedRequest) error {
 	t.Helper()
@@ -74,11 +99,8 @@ func signatures(r signedRequest) []string {
 // the new one. After a rotation without overlap, only the newest verifies.
 func TestRotationDeliveries(t *testing.T) {
 	t.Parallel()
-	st, c := testenvStore(t), testenvClient(t)
-	e := testAPI(t, st, c)
-	runWorker(t, st, c)
-	srv, got := newSignedReceiver(t)
-	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, map[string]any{"url": srv.URL, "event_types": []string{"sign.rotate"}}))
+	e, srv, got := signingAPI(t)
+	sub := subscribeSigned(t, e, srv.URL, "sign.rotate", "")
 	id, old := fmtString(sub["id"]), fmtString(sub["signing_secret"])
 	if r := deliverOne(t, e, got, "sign.rotate", "rot-0"); len(signatures(r)) != 1 || verifyWith(t, old, r) != nil {
 		t.Fatalf("before rotation: %v", r.header)
@@ -114,12 +136,8 @@ func TestRotationDeliveries(t *testing.T) {
 // rotation to hmac-sha256 without overlap, only its v1 signature is sent.
 func TestEd25519Deliveries(t *testing.T) {
 	t.Parallel()
-	st, c := testenvStore(t), testenvClient(t)
-	e := testAPI(t, st, c)
-	runWorker(t, st, c)
-	srv, got := newSignedReceiver(t)
-	_, sub := call(t, e, http.MethodPost, "/v1/subscriptions", mustJSON(t, map[string]any{
-		"url": srv.URL, "event_types": []string{"sign.ed"}, "signature_scheme": "ed25519"}))
+	e, srv, got := signingAPI(t)
+	sub := subscribeSigned(t, e, srv.URL, "sign.ed", "ed25519")
 	id := fmtString(sub["id"])
 	oldPub := publicKeyOf(t, e, id)
 	if r := deliverOne(t, e, got, "sign.ed", "ed-1"); len(signatures(r)) != 1 || !verifiesV1a(t, oldPub, r, 0) {

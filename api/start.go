@@ -15,7 +15,7 @@ import (
 // are stored, and the worker's sweeper starts what was not started.
 func (s *Server) startDeliveries(ctx context.Context, ds []store.Delivery) {
 	if s.StartQueue != nil {
-		s.StartQueue.Enqueue(ctx, ds)
+		s.StartQueue.Enqueue(ctx, s.withTraceParent(ctx, ds))
 		return
 	}
 	s.startNow(ctx, ds)

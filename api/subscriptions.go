@@ -72,7 +72,7 @@ func (s *Server) validateURL(field, raw string) error {
 		return invalid(field, "%s is longer than 2048 characters", field)
 	}
 	if err := s.Egress.CheckURL(raw); err != nil {
-		return invalid(field, "%s: hookrelay does not deliver into this network (%v); see README §Security to allow it", field, err)
+		return invalid(field, "%s: hookrelay does not deliver into this network (%v); see docs/security.md#where-deliveries-may-go to allow it", field, err)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (s *Server) createSubscription(c echo.Context) error {
 }
 
 // subscriptionView is a subscription with its endpoint's rules in force:
-// an endpoint's rules are its first subscription's (POLICIES.md §common),
+// an endpoint's rules are its first subscription's (docs/policies.md#common-rules),
 // so a later subscription to the same URL shows the rules it actually gets.
 func (s *Server) subscriptionView(ctx context.Context, sub store.Subscription) (listedSubscription, error) {
 	rules, err := s.endpoints().Rules(ctx, sub.EndpointID)

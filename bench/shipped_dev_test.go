@@ -73,11 +73,17 @@ func startDev(b *testing.B) *devServer {
 	return d
 }
 
-// buildHookrelay builds the hookrelay binary of the tree at root into dir.
+// buildHookrelay builds the hookrelay binary of the tree at root (or of
+// HOOKRELAY_BENCH_SOURCE, another checkout) into dir.
 func buildHookrelay(b *testing.B, root, dir string) string {
 	bin := filepath.Join(dir, "hookrelay")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/hookrelay")
 	build.Dir = root
+	if src := os.Getenv("HOOKRELAY_BENCH_SOURCE"); src != "" {
+		// Another checkout (an earlier commit, say) measured by this
+		// harness: before and after, counted the same way.
+		build.Dir = src
+	}
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build hookrelay: %v\n%s", err, out)
 	}

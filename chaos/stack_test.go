@@ -1,5 +1,5 @@
 // Package chaos is hookrelay's reliability suite (issue 14): the servers run
-// as separate processes, as README's "Running the parts separately" runs
+// as separate processes, as docs/operations.md#running-the-parts-separately runs
 // them, and are killed and restarted under a steady publish; every event the
 // API accepted is then reconciled to its final status, and every attempts
 // row to the requests the receiver logged. `make chaos` runs every

@@ -532,7 +532,10 @@ type NameRequest struct {
 type NewAPIKey struct {
 	AccountID string    `json:"account_id"`
 	CreatedAt time.Time `json:"created_at"`
-	ID        string    `json:"id"`
+
+	// EventgridSasKey The key's Azure Event Grid SAS key (base64), which signs aeg-sas-token credentials: shown this once, and only when the server takes SAS tokens (HOOKRELAY_EVENTGRID_SAS_SECRET; docs/azure.md).
+	EventgridSasKey *string `json:"eventgrid_sas_key,omitempty"`
+	ID              string  `json:"id"`
 
 	// Key The key: shown this once.
 	Key       string     `json:"key"`
@@ -576,7 +579,7 @@ type Policy struct {
 	} `json:"rows"`
 	ScheduleKind ScheduleKind `json:"schedule_kind"`
 
-	// Section Where POLICIES.md describes it.
+	// Section Where the policy reference describes it: docs/policies.md and its section anchor.
 	Section string `json:"section"`
 
 	// SuccessCodes Empty: any 2xx.
@@ -587,6 +590,26 @@ type Policy struct {
 
 // PolicyName A built-in policy (GET /v1/policies) or "custom" (with retry_policy.custom). Default workfront.
 type PolicyName = string
+
+// PortalSession defines model for PortalSession.
+type PortalSession struct {
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// URL The portal link: HOOKRELAY_PUBLIC_URL + /console/portal/enter/{token}.
+	URL string `json:"url"`
+}
+
+// PortalSessionRequest defines model for PortalSessionRequest.
+type PortalSessionRequest struct {
+	// EndpointIds The account's endpoints the portal shows; empty or absent: all of them.
+	EndpointIds *[]string `json:"endpoint_ids,omitempty"`
+
+	// EventTypes The event types the portal shows and lets the customer subscribe to; empty or absent: all.
+	EventTypes *[]string `json:"event_types,omitempty"`
+
+	// ExpiresInSeconds How long the link opens the portal; default 3600.
+	ExpiresInSeconds *int `json:"expires_in_seconds,omitempty"`
+}
 
 // PublishResponse defines model for PublishResponse.
 type PublishResponse struct {
@@ -1029,6 +1052,9 @@ type UnfreezeEndpointJSONRequestBody UnfreezeEndpointJSONBody
 // PublishEventJSONRequestBody defines body for PublishEvent for application/json ContentType.
 type PublishEventJSONRequestBody = EventRequest
 
+// CreatePortalSessionJSONRequestBody defines body for CreatePortalSession for application/json ContentType.
+type CreatePortalSessionJSONRequestBody = PortalSessionRequest
+
 // CreateSubscriptionJSONRequestBody defines body for CreateSubscription for application/json ContentType.
 type CreateSubscriptionJSONRequestBody = SubscriptionRequest
 
@@ -1371,6 +1397,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/policies/{name} (the `GetPolicy` operationId).
 	GetPolicy(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePortalSessionWithBody Make a portal link for an end customer
+	//
+	// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+	CreatePortalSessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePortalSession Make a portal link for an end customer
+	//
+	// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+	CreatePortalSession(ctx context.Context, body CreatePortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriptions List the account's subscriptions
 	//
@@ -2077,6 +2121,44 @@ func (c *RawClient) ListPolicies(ctx context.Context, reqEditors ...RequestEdito
 // Corresponds with GET /v1/policies/{name} (the `GetPolicy` operationId).
 func (c *RawClient) GetPolicy(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPolicyRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePortalSessionWithBody Make a portal link for an end customer
+//
+// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+func (c *RawClient) CreatePortalSessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePortalSessionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePortalSession Make a portal link for an end customer
+//
+// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+func (c *RawClient) CreatePortalSession(ctx context.Context, body CreatePortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePortalSessionRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3636,6 +3718,46 @@ func NewGetPolicyRequest(server string, name string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewCreatePortalSessionRequest calls the generic CreatePortalSession builder with application/json body
+func NewCreatePortalSessionRequest(server string, body CreatePortalSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePortalSessionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreatePortalSessionRequestWithBody constructs an http.Request for the CreatePortalSession method, with any body, and a specified content type
+func NewCreatePortalSessionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/portal-sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListSubscriptionsRequest constructs an http.Request for the ListSubscriptions method
 func NewListSubscriptionsRequest(server string) (*http.Request, error) {
 	var err error
@@ -4345,6 +4467,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/policies/{name} (the `GetPolicy` operationId).
 	GetPolicyWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetPolicyResponse, error)
+
+	// CreatePortalSessionWithBodyWithResponse Make a portal link for an end customer
+	//
+	// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+	CreatePortalSessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePortalSessionResponse, error)
+
+	// CreatePortalSessionWithResponse Make a portal link for an end customer
+	//
+	// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+	CreatePortalSessionWithResponse(ctx context.Context, body CreatePortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePortalSessionResponse, error)
 
 	// ListSubscriptionsWithResponse List the account's subscriptions
 	//
@@ -6773,6 +6913,89 @@ func (r GetPolicyResponse) ContentType() string {
 	return ""
 }
 
+// CreatePortalSessionResponse503Headers the declared response headers of an HTTP 503 response for CreatePortalSession
+type CreatePortalSessionResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CreatePortalSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PortalSession
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePortalSessionResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON201() *PortalSession {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePortalSessionResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePortalSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePortalSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePortalSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePortalSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSubscriptionsResponse503Headers the declared response headers of an HTTP 503 response for ListSubscriptions
 type ListSubscriptionsResponse503Headers struct {
 	RetryAfter *int
@@ -8049,6 +8272,36 @@ func (c *ClientWithResponses) GetPolicyWithResponse(ctx context.Context, name st
 		return nil, err
 	}
 	return ParseGetPolicyResponse(rsp)
+}
+
+// CreatePortalSessionWithBodyWithResponse Make a portal link for an end customer
+//
+// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+func (c *ClientWithResponses) CreatePortalSessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePortalSessionResponse, error) {
+	rsp, err := c.CreatePortalSessionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePortalSessionResponse(rsp)
+}
+
+// CreatePortalSessionWithResponse Make a portal link for an end customer
+//
+// A signed link to the web console's end-customer portal (docs/console.md), scoped to the account and, optionally, to some of its endpoints and event types: through it the customer manages those endpoints and their subscriptions, sees the delivery log with attempts, delivers again and rotates signing secrets, and nothing else. Opening the link trades it for a session cookie; it opens the portal until expires_at. Hand it over as a secret.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/portal-sessions (the `CreatePortalSession` operationId).
+func (c *ClientWithResponses) CreatePortalSessionWithResponse(ctx context.Context, body CreatePortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePortalSessionResponse, error) {
+	rsp, err := c.CreatePortalSession(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePortalSessionResponse(rsp)
 }
 
 // ListSubscriptionsWithResponse List the account's subscriptions
@@ -10262,6 +10515,80 @@ func ParseGetPolicyResponse(rsp *http.Response) (*GetPolicyResponse, error) {
 	switch {
 	case rsp.StatusCode == 503:
 		var headers GetPolicyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePortalSessionResponse parses an HTTP response from a CreatePortalSessionWithResponse call
+func ParseCreatePortalSessionResponse(rsp *http.Response) (*CreatePortalSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePortalSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PortalSession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers CreatePortalSessionResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -32,7 +32,10 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention}
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
+		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
+		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
+		EnvTemporalUIURL}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -81,6 +84,16 @@ type Config struct {
 	WorkerConcurrency int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention
+	// EventGrid is the accounts' Event Grid topics and SAS tokens.
+	EventGrid EventGrid
+	// TLS is the API's own certificate, if it serves HTTPS.
+	TLS TLS
+	// Tracing says whether traces are exported (docs/tracing.md).
+	Tracing Tracing
+	// TemporalUIURL is the Temporal Web UI the web console links workflows
+	// to (HOOKRELAY_TEMPORAL_UI_URL); empty links none, but under
+	// `hookrelay dev`, which links its own.
+	TemporalUIURL string
 }
 
 // Load reads the configuration through getenv, applying defaults.
@@ -92,7 +105,9 @@ func Load(getenv func(string) string) (Config, error) {
 		HTTPAddr:          or(getenv(EnvHTTPAddr), "127.0.0.1:8080"),
 		DataDir:           or(getenv(EnvDataDir), ".hookrelay"),
 	}
-	c.PublicURL = or(getenv(EnvPublicURL), "http://"+c.HTTPAddr)
+	if err := c.loadTLS(getenv); err != nil {
+		return c, err
+	}
 	var err error
 	if c.PostgresPort, err = intVar(getenv, EnvPGPort, 54329); err != nil {
 		return c, err
@@ -117,6 +132,15 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := c.loadRetention(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadConsole(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadEventGrid(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadTracing(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

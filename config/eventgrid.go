@@ -5,11 +5,49 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
-// Environment variables of Event Grid on IoT Edge (POLICIES.md
-// §eventgrid-edge), spelled as the vendor spells them.
+// Environment variables of hookrelay's Azure Event Grid face (docs/azure.md).
+const (
+	EnvEventGridTopic     = "HOOKRELAY_EVENTGRID_TOPIC"
+	EnvEventGridSASSecret = "HOOKRELAY_EVENTGRID_SAS_SECRET"
+)
+
+// MinSASSecretLength is the shortest HOOKRELAY_EVENTGRID_SAS_SECRET accepted.
+const MinSASSecretLength = 32
+
+// EventGrid is how hookrelay looks to Azure Event Grid's publishers and
+// receivers.
+type EventGrid struct {
+	// Topic is the template of an account's topic
+	// (HOOKRELAY_EVENTGRID_TOPIC, default eventgrid.DefaultTopic; {account}
+	// stands for the account's id): the topic of the Event Grid events
+	// delivered, the source of CloudEvents published without one.
+	Topic string
+	// SASSecret derives each API key's Event Grid SAS key, which signs
+	// aeg-sas-token credentials (HOOKRELAY_EVENTGRID_SAS_SECRET); empty
+	// turns SAS tokens off (aeg-sas-key still works).
+	SASSecret string
+}
+
+// loadEventGrid reads c.EventGrid.
+func (c *Config) loadEventGrid(getenv func(string) string) error {
+	c.EventGrid.Topic = or(getenv(EnvEventGridTopic), eventgrid.DefaultTopic)
+	if t := c.EventGrid.Topic; strings.TrimSpace(t) != t {
+		return fmt.Errorf("config: %s=%q: no leading or trailing spaces", EnvEventGridTopic, t)
+	}
+	c.EventGrid.SASSecret = getenv(EnvEventGridSASSecret)
+	if s := c.EventGrid.SASSecret; s != "" && len(s) < MinSASSecretLength {
+		return fmt.Errorf("config: %s is %d characters: want at least %d (for example `openssl rand -hex 32`)",
+			EnvEventGridSASSecret, len(s), MinSASSecretLength)
+	}
+	return nil
+}
+
+// Environment variables of Event Grid on IoT Edge (docs/policies.md#eventgrid-edge),
+// spelled as the vendor spells them.
 const (
 	EnvEdgeMaxDeliveryAttempts = "broker__defaultMaxDeliveryAttempts"
 	EnvEdgeEventTTLSeconds     = "broker__defaultEventTimeToLiveInSeconds"

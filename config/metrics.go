@@ -1,6 +1,6 @@
 package config
 
-// Environment variables of hookrelay's metrics (README §Operating).
+// Environment variables of hookrelay's metrics (docs/operations.md#metrics).
 const (
 	EnvMetricsAddr  = "HOOKRELAY_METRICS_ADDR"
 	EnvMetricsToken = "HOOKRELAY_METRICS_TOKEN"

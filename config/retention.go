@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Environment variables of retention (README §Operating).
+// Environment variables of retention (docs/operations.md#retention).
 const (
 	EnvRetention           = "HOOKRELAY_RETENTION"
 	EnvDeadLetterRetention = "HOOKRELAY_DEAD_LETTER_RETENTION"

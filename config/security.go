@@ -8,7 +8,7 @@ import (
 	"github.com/hookrelay/hookrelay/egress"
 )
 
-// Environment variables of hookrelay's safety settings (README §Security).
+// Environment variables of hookrelay's safety settings (docs/security.md).
 const (
 	EnvAdminKey       = "HOOKRELAY_ADMIN_KEY"
 	EnvInsecureNoAuth = "HOOKRELAY_INSECURE_NO_AUTH"

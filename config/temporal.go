@@ -5,8 +5,8 @@ import (
 	"strconv"
 )
 
-// Environment variables of the Temporal connection and the workers (README
-// §Running in production).
+// Environment variables of the Temporal connection and the workers
+// (docs/production.md).
 const (
 	EnvTemporalTLS           = "TEMPORAL_TLS"
 	EnvTemporalTLSCA         = "TEMPORAL_TLS_CA"

@@ -8,7 +8,7 @@ package devenv
 // write-ahead log and synchronous=NORMAL a commit is an append to the log,
 // synced only at checkpoints (BENCHMARKS.md has the figures).
 //
-// The durability trade-off (README, "Dev server durability"): the database
+// The durability trade-off (docs/operations.md#the-dev-servers-sqlite-runs-in-wal-mode): the database
 // stays consistent whatever happens, and nothing is lost when a process
 // crashes or is killed; a power failure or kernel crash can lose the
 // transactions committed since the last checkpoint (up to about a second of

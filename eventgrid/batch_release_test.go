@@ -9,8 +9,8 @@ import (
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
-// TestEdgeBatchWaitsForDisabledEndpoint: POLICIES.md §eventgrid-edge output
-// batching under the §workfront circuit breaker, end to end on the real
+// TestEdgeBatchWaitsForDisabledEndpoint: docs/policies.md#iot-edge-output-batching
+// under the docs/policies.md#workfront-circuit-breaker, end to end on the real
 // worker and Temporal server. Batches to a disabled endpoint make no
 // request and wait; the operator's enable makes the endpoint workflow
 // release its waiting deliveries, which reaches the Batch workflows, and

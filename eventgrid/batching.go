@@ -1,6 +1,6 @@
 package eventgrid
 
-// IoT Edge output batching (POLICIES.md §eventgrid-edge): the vendor's bounds
+// IoT Edge output batching (docs/policies.md#eventgrid-edge): the vendor's bounds
 // on maxEventsPerBatch and preferredBatchSizeInKilobytes.
 const (
 	MaxBatchEvents = 50

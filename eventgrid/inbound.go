@@ -13,7 +13,9 @@ const (
 	ContentTypeCloudEventBatch = "application/cloudevents-batch+json"
 )
 
-// Event is one published event in the Event Grid schema.
+// Event is one published event in the Event Grid schema. Its topic, which
+// Azure fills in and publishers may send, is not kept: the events delivered
+// carry the account's topic (Topic).
 type Event struct {
 	ID              string          `json:"id"`
 	Topic           string          `json:"topic"`
@@ -61,7 +63,7 @@ func CheckEvent(e Event, idx string) (Inbound, error) {
 		data = json.RawMessage("null")
 	}
 	return Inbound{ID: e.ID, Type: e.EventType, Subject: e.Subject, Data: data, Time: at,
-		DataVersion: e.DataVersion, Source: e.Topic}, nil
+		DataVersion: e.DataVersion}, nil
 }
 
 // ceExtension is the CloudEvents rule for attribute names.

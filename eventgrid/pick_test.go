@@ -7,8 +7,8 @@ import (
 )
 
 // TestPick: one request carries at most maxEventsPerBatch events within the
-// preferred size, and an event larger than it goes alone (POLICIES.md
-// §eventgrid-edge output batching).
+// preferred size, and an event larger than it goes alone
+// (docs/policies.md#iot-edge-output-batching).
 func TestPick(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

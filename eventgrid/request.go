@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Event Grid delivery headers (POLICIES.md §eventgrid).
+// Event Grid delivery headers (docs/policies.md#eventgrid).
 const (
 	HeaderEventType        = "aeg-event-type"
 	HeaderSubscriptionName = "aeg-subscription-name"
@@ -19,8 +19,9 @@ const (
 	HeaderMetadataVersion  = "aeg-metadata-version"
 )
 
-// DefaultSource is the topic (Event Grid) or source (CloudEvents) of an
-// event published without one.
+// DefaultSource is the source of hookrelay's own CloudEvents (dead-letter
+// events: DefaultSource + "/deadletters"), and the topic of an event whose
+// account's topic is not known.
 const DefaultSource = "/hookrelay"
 
 // ValidationEventType is the event type of the validation handshake.
@@ -30,10 +31,13 @@ const ValidationEventType = "Microsoft.EventGrid.SubscriptionValidationEvent"
 // of a stored event.
 type Outgoing struct {
 	ID, Type, Subject, Source string
-	DataVersion               string
-	DataContentType           string
-	Time                      time.Time
-	Data, Extensions          json.RawMessage
+	// Topic is the account's topic (Topic): the Event Grid event's topic,
+	// and its CloudEvents source when it was published without one.
+	Topic            string
+	DataVersion      string
+	DataContentType  string
+	Time             time.Time
+	Data, Extensions json.RawMessage
 }
 
 // egEvent is one event in the Event Grid schema.
@@ -51,9 +55,9 @@ type egEvent struct {
 // Body is the request body of an Event Grid subscription: a JSON array of the
 // events in the subscription's schema (one event unless the subscription
 // batches), except for a CloudEvents subscription of Azure Event Grid, which
-// gets its one event alone, as an object (structured mode, POLICIES.md
-// §eventgrid; on IoT Edge "the payload is always an array",
-// §eventgrid-edge).
+// gets its one event alone, as an object (structured mode, docs/policies.md#eventgrid;
+// on IoT Edge "the payload is always an array",
+// docs/policies.md#eventgrid-edge).
 func Body(evs []Outgoing, eg *Settings) ([]byte, error) {
 	if eg.structuredCloudEvent() && len(evs) == 1 {
 		ev, err := event(evs[0], eg.Schema)
@@ -90,13 +94,17 @@ func event(t Outgoing, schema string) (any, error) {
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
+	topic := t.Topic
+	if topic == "" {
+		topic = DefaultSource
+	}
 	source := t.Source
 	if source == "" {
-		source = DefaultSource
+		source = topic
 	}
 	if schema != SchemaCloudEvents {
 		return egEvent{
-			ID: t.ID, Topic: source, Subject: t.Subject, EventType: t.Type,
+			ID: t.ID, Topic: topic, Subject: t.Subject, EventType: t.Type,
 			EventTime: t.Time.UTC(), Data: data, DataVersion: t.DataVersion, MetadataVersion: "1",
 		}, nil
 	}
@@ -142,8 +150,8 @@ func SetHeaders(h http.Header, eg *Settings, t Outgoing, subscriptionName string
 	}
 }
 
-// The CloudEvents webhook abuse-protection handshake (POLICIES.md
-// §eventgrid): hookrelay's origin, sent in HeaderRequestOrigin of an OPTIONS
+// The CloudEvents webhook abuse-protection handshake (docs/policies.md#eventgrid):
+// hookrelay's origin, sent in HeaderRequestOrigin of an OPTIONS
 // request; the endpoint allows it in HeaderAllowedOrigin.
 const (
 	HeaderRequestOrigin = "WebHook-Request-Origin"
@@ -153,7 +161,7 @@ const (
 
 // ValidationURLLifetime is how long a validation event's validationUrl
 // validates the subscription by hand (a GET on it), from the subscription's
-// PUT (POLICIES.md §eventgrid).
+// PUT (docs/policies.md#eventgrid).
 const ValidationURLLifetime = 10 * time.Minute
 
 // ValidationURL is the validationUrl of a subscription's handshake, on the
@@ -165,12 +173,12 @@ func ValidationURL(base, subscriptionID, code string) string {
 }
 
 // ValidationBody is the request body of the validation handshake: one
-// SubscriptionValidationEvent (id) carrying the code to echo and the
-// validationUrl to GET instead.
-func ValidationBody(id, code, validationURL string, at time.Time) []byte {
+// SubscriptionValidationEvent (id) of the account's topic carrying the code
+// to echo and the validationUrl to GET instead.
+func ValidationBody(id, topic, code, validationURL string, at time.Time) []byte {
 	data, _ := json.Marshal(map[string]string{"validationCode": code, "validationUrl": validationURL})
 	body, _ := json.Marshal([]egEvent{{
-		ID: id, Topic: DefaultSource, EventType: ValidationEventType,
+		ID: id, Topic: topic, EventType: ValidationEventType,
 		EventTime: at.UTC(), DataVersion: "1", MetadataVersion: "1", Data: data,
 	}})
 	return body

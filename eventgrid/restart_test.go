@@ -46,7 +46,7 @@ const restartRetryPolicy = `{"custom":{"kind":"fixed","interval_seconds":3},"max
 
 // TestEdgeDeliveryAcrossRestart stops the worker and the Temporal server while
 // 50 events wait for their retry, starts both again on the same SQLite file,
-// and expects every event delivered (POLICIES.md §eventgrid-edge: the
+// and expects every event delivered (docs/policies.md#eventgrid-edge: the
 // original loses them; hookrelay must not).
 func TestEdgeDeliveryAcrossRestart(t *testing.T) {
 	t.Parallel()

@@ -1,7 +1,7 @@
-// Package eventgrid is hookrelay's Azure Event Grid and Event Grid on IoT
-// Edge mode (POLICIES.md §eventgrid, §eventgrid-edge) in one place: the
-// settings a subscription keeps, the vendor's subscription body and its
-// validation, the parsing of Event Grid and CloudEvents publishes, and the
+// Package eventgrid is hookrelay's Azure Event Grid and Event Grid on IoT Edge
+// mode (docs/policies.md#eventgrid, docs/policies.md#eventgrid-edge) in one
+// place: the settings a subscription keeps, the vendor's subscription body and
+// its validation, the parsing of Event Grid and CloudEvents publishes, and the
 // request a receiver gets (body and aeg-* headers). The api, store and
 // activities packages call it; its end-to-end tests live beside it.
 package eventgrid
@@ -14,7 +14,7 @@ const (
 	ModeEdge  = "edge"
 )
 
-// Event delivery schemas (POLICIES.md §eventgrid).
+// Event delivery schemas (docs/policies.md#eventgrid).
 const (
 	SchemaEventGrid   = "EventGridSchema"
 	SchemaCloudEvents = "CloudEventSchemaV1_0"

@@ -9,8 +9,8 @@ import (
 )
 
 // Subscription is the body of PUT /eventgrid/subscriptions/{name}:
-// Azure Event Grid's event subscription (POLICIES.md §eventgrid,
-// §eventgrid-edge), with the vendor's field names.
+// Azure Event Grid's event subscription (docs/policies.md#eventgrid,
+// docs/policies.md#eventgrid-edge), with the vendor's field names.
 type Subscription struct {
 	Properties *Properties `json:"properties"`
 }
@@ -75,7 +75,7 @@ type Batching struct {
 	PreferredBatchSizeInKilobytes *int `json:"preferredBatchSizeInKilobytes,omitempty"`
 }
 
-// Vendor limits: retryPolicy (POLICIES.md §eventgrid) and IoT Edge batching.
+// Vendor limits: retryPolicy (docs/policies.md#eventgrid) and IoT Edge batching.
 const (
 	egMaxAttempts   = 30
 	egMaxTTLMinutes = 1440
@@ -181,7 +181,7 @@ func checkRetry(p *Properties, sp *Spec) error {
 	}
 	if v := r.MaxDeliveryAttempts; v != nil {
 		if *v < 1 || *v > egMaxAttempts {
-			return invalid(pRetry+"maxDeliveryAttempts", "must be between 1 and %d (POLICIES.md §eventgrid)", egMaxAttempts)
+			return invalid(pRetry+"maxDeliveryAttempts", "must be between 1 and %d (docs/policies.md#eventgrid)", egMaxAttempts)
 		}
 		sp.Overrides.MaxAttempts = v
 	}
@@ -194,7 +194,7 @@ func checkRetry(p *Properties, sp *Spec) error {
 	}
 	if ttl != nil {
 		if *ttl < 1 || *ttl > egMaxTTLMinutes {
-			return invalid(field, "must be between 1 and %d minutes (POLICIES.md §eventgrid)", egMaxTTLMinutes)
+			return invalid(field, "must be between 1 and %d minutes (docs/policies.md#eventgrid)", egMaxTTLMinutes)
 		}
 		secs := *ttl * 60
 		sp.Overrides.TTLSeconds = &secs

@@ -1,4 +1,4 @@
-// Package health is endpoint health (POLICIES.md §workfront circuit breaker)
+// Package health is endpoint health (docs/policies.md#workfront-circuit-breaker)
 // as one service for the API and the activities: an endpoint's snapshot and
 // effective thresholds, read from PostgreSQL, and the signals that start or
 // reach its Endpoint workflow.
@@ -52,11 +52,11 @@ func (s *Service) Snapshot(ctx context.Context, endpointID string) (workflows.Sn
 	}}, nil
 }
 
-// Rules are the endpoint's circuit-breaker rules (POLICIES.md §common: they
-// belong to the endpoint): its first subscription's policy's, with that
-// subscription's retry_policy.health, then the endpoint's own overrides
-// (PUT /v1/endpoints/{id}/health). Which delivery reported last never
-// matters.
+// Rules are the endpoint's circuit-breaker rules
+// (docs/policies.md#endpoint-health-rules-belong-to-the-endpoint): its first
+// subscription's policy's, with that subscription's retry_policy.health, then
+// the endpoint's own overrides (PUT /v1/endpoints/{id}/health). Which delivery
+// reported last never matters.
 func (s *Service) Rules(ctx context.Context, endpointID string) (policies.Health, error) {
 	e, err := s.Store.EndpointByID(ctx, endpointID)
 	if err != nil {

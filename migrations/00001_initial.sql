@@ -1,5 +1,5 @@
 -- +goose Up
--- Accounts are tenants (POLICIES.md §sap). The /v1 API without credentials acts
+-- Accounts are tenants (docs/policies.md#sap). The /v1 API without credentials acts
 -- as the default account.
 CREATE TABLE accounts (
     id               TEXT PRIMARY KEY,

@@ -1,5 +1,5 @@
 -- +goose Up
--- Endpoint health (POLICIES.md §workfront circuit breaker).
+-- Endpoint health (docs/policies.md#workfront-circuit-breaker).
 --
 -- counted_since: when an endpoint is (re-)enabled its sliding window starts
 -- afresh, so that the failures that disabled it do not disable it again at the

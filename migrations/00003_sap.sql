@@ -1,5 +1,5 @@
 -- +goose Up
--- SAP Open Connectors mode (POLICIES.md §sap).
+-- SAP Open Connectors mode (docs/policies.md#sap).
 --
 -- Accounts authenticate with "Authorization: User <secret>, Organization
 -- <secret>"; only SHA-256 hashes of the secrets are stored. The organization

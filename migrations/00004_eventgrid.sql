@@ -1,6 +1,6 @@
 -- +goose Up
--- Azure Event Grid and Event Grid on IoT Edge mode (POLICIES.md §eventgrid,
--- §eventgrid-edge).
+-- Azure Event Grid and Event Grid on IoT Edge mode (docs/policies.md#eventgrid,
+-- docs/policies.md#eventgrid-edge).
 
 -- The schema fields of an event that hookrelay's own shape lacks: Event Grid's
 -- topic and dataVersion, CloudEvents' source, datacontenttype and extension
@@ -17,7 +17,7 @@ ALTER TABLE subscriptions DROP CONSTRAINT IF EXISTS subscriptions_account_id_nam
 CREATE UNIQUE INDEX subscriptions_account_name_live ON subscriptions (account_id, name)
     WHERE deleted_at IS NULL;
 
--- Output batching (§eventgrid-edge): a batch is the set of deliveries one
+-- Output batching (docs/policies.md#eventgrid-edge): a batch is the set of deliveries one
 -- request carries; each delivery still gets its own attempt rows.
 CREATE TABLE eventgrid_batches (
     id              TEXT PRIMARY KEY,

@@ -2,7 +2,7 @@ package policies
 
 import "time"
 
-// NextSlot is Next under POLICIES.md §common "No catch-up bursts": when the
+// NextSlot is Next under docs/policies.md#no-catch-up-bursts: when the
 // slot of the next retry of an offset schedule is already past (the
 // delivery waited for its endpoint, or a worker was down), the slots that
 // passed are skipped, not fired back to back and not counted as attempts,

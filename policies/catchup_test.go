@@ -5,13 +5,13 @@ import (
 	"time"
 )
 
-// TestNoCatchUpBursts: POLICIES.md §common "No catch-up bursts". A workfront
+// TestNoCatchUpBursts: docs/policies.md#no-catch-up-bursts. A workfront
 // delivery whose endpoint was disabled for 30 hours makes one overdue attempt
 // when released; the retry slots that passed meanwhile (2 to 9: 254.4 s to
 // 21,624 s after the first failure) are skipped, not fired back to back, and
 // the next retry is the first slot still at least 84.8 s (the smallest gap)
 // away: retry 11, at 173,585.6 s. Without a wait the schedule is unchanged
-// (§workfront).
+// (docs/policies.md#workfront).
 func TestNoCatchUpBursts(t *testing.T) {
 	t.Parallel()
 	p := Workfront()
@@ -41,7 +41,7 @@ func TestNoCatchUpBursts(t *testing.T) {
 }
 
 // TestNoCatchUpGapsUnchanged: schedules of gaps count from the last failure
-// and never burst: NextSlot is Next, and skips nothing (POLICIES.md §common).
+// and never burst: NextSlot is Next, and skips nothing (docs/policies.md#common-rules).
 func TestNoCatchUpGapsUnchanged(t *testing.T) {
 	t.Parallel()
 	p := EventGrid()

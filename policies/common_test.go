@@ -13,9 +13,10 @@ func failing(n int64) Snapshot {
 		LastSuccessAt: now.Add(-100 * time.Hour), Now: now}
 }
 
-// TestBreakerPerPolicy: POLICIES.md §common "Which policies have a breaker by
-// default" and "410 Gone": workfront disables and freezes; eventgrid
-// disables after 10 consecutive failures and never freezes (§eventgrid);
+// TestBreakerPerPolicy:
+// docs/policies.md#which-policies-have-a-breaker-by-default and
+// docs/policies.md#410-gone: workfront disables and freezes; eventgrid disables
+// after 10 consecutive failures and never freezes (docs/policies.md#eventgrid);
 // workfront-legacy, sap, eventgrid-edge and custom have none; only custom
 // disables on 410.
 func TestBreakerPerPolicy(t *testing.T) {
@@ -53,7 +54,8 @@ func TestBreakerPerPolicy(t *testing.T) {
 	}
 }
 
-// TestZeroTurnsRulesOff: POLICIES.md §common (README: "zero turns a rule
+// TestZeroTurnsRulesOff: docs/policies.md#common-rules and
+// docs/endpoints.md#endpoint-health-circuit-breaker ("A zero turns its rule
 // off"): each health field at zero switches off the rule it belongs to.
 func TestZeroTurnsRulesOff(t *testing.T) {
 	t.Parallel()
@@ -96,9 +98,9 @@ func TestZeroTurnsRulesOff(t *testing.T) {
 	}
 }
 
-// TestSuccessCodesPerPolicy: POLICIES.md §eventgrid (200-204 for eventgrid
-// and eventgrid-edge), §workfront-legacy (200 only); workfront and sap take
-// any 2xx.
+// TestSuccessCodesPerPolicy: docs/policies.md#eventgrid (200-204 for eventgrid
+// and eventgrid-edge), docs/policies.md#workfront-legacy (200 only); workfront
+// and sap take any 2xx.
 func TestSuccessCodesPerPolicy(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -124,10 +126,10 @@ func TestSuccessCodesPerPolicy(t *testing.T) {
 	}
 }
 
-// TestEndingsPerPolicy: POLICIES.md §sap: a dead-letter code under sap ends
-// the SAP way (queued, its subscription deactivated), not dropped; §workfront:
-// a waiting delivery that reaches the 48-hour window says so, not
-// TimeToLiveExceeded (Workfront has no TTL).
+// TestEndingsPerPolicy: docs/policies.md#sap: a dead-letter code under sap ends
+// the SAP way (queued, its subscription deactivated), not dropped;
+// docs/policies.md#workfront: a waiting delivery that reaches the 48-hour
+// window says so, not TimeToLiveExceeded (Workfront has no TTL).
 func TestEndingsPerPolicy(t *testing.T) {
 	t.Parallel()
 	eg := EventGrid()
@@ -149,9 +151,9 @@ func TestEndingsPerPolicy(t *testing.T) {
 	}
 }
 
-// TestZeroOverridesAccepted: every health field of retry_policy.health takes
-// 0 (POLICIES.md §common), and an endpoint with all of them at 0 is never
-// disabled or frozen, nor probed.
+// TestZeroOverridesAccepted: every health field of retry_policy.health takes 0
+// (docs/policies.md#common-rules), and an endpoint with all of them at 0 is
+// never disabled or frozen, nor probed.
 func TestZeroOverridesAccepted(t *testing.T) {
 	t.Parallel()
 	zero, rate := 0, 0.0

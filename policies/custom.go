@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Custom describes a user-defined schedule (POLICIES.md §Custom policies):
+// Custom describes a user-defined schedule (docs/policies.md#custom-policies):
 // a fixed interval, exponential (base, factor, cap), or an explicit list of
 // gaps or offsets. Durations are in seconds and may be fractional.
 type Custom struct {
@@ -30,7 +30,7 @@ const (
 	customDefaultAttempts = 10
 )
 
-// Policy returns the validated custom policy (POLICIES.md §Custom policies),
+// Policy returns the validated custom policy (docs/policies.md#custom-policies),
 // or a *FieldError on "retry_policy.custom.<field>". Its defaults: MaxAttempts
 // len(seconds)+1 for a list without RepeatLast, else 10; Timeout 30 s; no
 // jitter; dead-lettered when retries run out; no circuit breaker but 410

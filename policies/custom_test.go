@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// TestCustomKinds drives each custom kind through Next (POLICIES.md §Custom
-// policies: fixed interval, exponential, explicit gaps or offsets).
+// TestCustomKinds drives each custom kind through Next (docs/policies.md#custom-policies:
+// fixed interval, exponential, explicit gaps or offsets).
 func TestCustomKinds(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -42,16 +42,16 @@ func TestCustomKinds(t *testing.T) {
 		p := mustResolve(t, NameCustom, o)
 		offsets, _ := simulate(t, p, 3)
 		if got := gapsOf(offsets); !slices.Equal(got, c.gaps) || p.MaxAttempts != c.maxAttempts {
-			t.Errorf("POLICIES.md §Custom policies, %s:\n got %v max %d\nwant %v max %d", c.cite, got, p.MaxAttempts, c.gaps, c.maxAttempts)
+			t.Errorf("docs/policies.md#custom-policies, %s:\n got %v max %d\nwant %v max %d", c.cite, got, p.MaxAttempts, c.gaps, c.maxAttempts)
 		}
 		if rows := p.Rows(); len(rows) != len(c.gaps)+1 {
-			t.Errorf("POLICIES.md §Custom policies, %s: %d rows, want %d", c.cite, len(rows), len(c.gaps)+1)
+			t.Errorf("docs/policies.md#custom-policies, %s: %d rows, want %d", c.cite, len(rows), len(c.gaps)+1)
 		}
 	}
 }
 
 // TestCustomDefaults: timeout 30 s, dead-lettered, no circuit breaker but 410
-// Gone (POLICIES.md §common).
+// Gone (docs/policies.md#common-rules).
 func TestCustomDefaults(t *testing.T) {
 	t.Parallel()
 	p, err := Custom{Kind: Fixed, IntervalSeconds: 60}.Policy()
@@ -60,7 +60,7 @@ func TestCustomDefaults(t *testing.T) {
 	}
 	if p.Name != NameCustom || p.Timeout != 30*time.Second || !p.DeadLettering || p.OnExhausted != DeadLetter ||
 		p.Health != CustomHealth || p.JitterFraction != 0 || p.Description == "" || p.Section == "" {
-		t.Errorf("POLICIES.md §Custom policies: defaults %+v", p)
+		t.Errorf("docs/policies.md#custom-policies: defaults %+v", p)
 	}
 }
 
@@ -100,7 +100,7 @@ func TestCustomRejects(t *testing.T) {
 		_, err := c.c.Policy()
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != "retry_policy.custom."+c.field {
-			t.Errorf("POLICIES.md §Custom policies: %+v gave %v, want a FieldError on %s", c.c, err, c.field)
+			t.Errorf("docs/policies.md#custom-policies: %+v gave %v, want a FieldError on %s", c.c, err, c.field)
 		}
 	}
 }
@@ -116,15 +116,15 @@ func TestCustomExponentialHuge(t *testing.T) {
 	for ; pr.Attempts < 100; pr.Attempts++ {
 		due, stop := p.Next(pr, 9)
 		if g := due.Sub(pr.LastFailureAt); stop != NoStop || g <= 0 || g > maxWait {
-			t.Fatalf("POLICIES.md §Custom policies: retry %d gap %v stop %q", pr.Attempts, g, stop)
+			t.Fatalf("docs/policies.md#custom-policies: retry %d gap %v stop %q", pr.Attempts, g, stop)
 		}
 		pr.LastFailureAt = due
 	}
 	if _, stop := p.Next(pr, 9); stop != MaxAttemptsExceeded {
-		t.Errorf("POLICIES.md §Custom policies: stop %q after 100 attempts", stop)
+		t.Errorf("docs/policies.md#custom-policies: stop %q after 100 attempts", stop)
 	}
 	rows := p.Rows()
 	if len(rows) != 100 || rows[99].Offset <= rows[98].Offset && rows[99].Offset != math.MaxInt64 {
-		t.Errorf("POLICIES.md §Custom policies: rows %d, last offsets %v %v", len(rows), rows[98].Offset, rows[99].Offset)
+		t.Errorf("docs/policies.md#custom-policies: rows %d, last offsets %v %v", len(rows), rows[98].Offset, rows[99].Offset)
 	}
 }

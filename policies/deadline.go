@@ -7,12 +7,12 @@ import (
 
 // Deadline returns the time after which a delivery can have no more retries,
 // or the zero time when the policy sets no bound. With a TTL it is
-// FirstAttemptAt+TTL (POLICIES.md §eventgrid: "whichever comes first ends the
+// FirstAttemptAt+TTL (docs/policies.md#eventgrid: "whichever comes first ends the
 // retries"). Otherwise, for a bounded schedule (Offsets, Gaps without
 // RepeatLast, or MaxAttempts > 0), it is the latest the last allowed retry can
 // be due when every attempt fails instantly: measured from FirstFailureAt, each
 // wait at its upper jitter bound. For Workfront that is FirstFailureAt +
-// 173,585.6 s (POLICIES.md §workfront: "their own 48-hour limit still runs").
+// 173,585.6 s (docs/policies.md#workfront: "their own 48-hour limit still runs").
 func (p Policy) Deadline(pr Progress) time.Time {
 	if p.TTL > 0 {
 		return pr.FirstAttemptAt.Add(p.TTL)

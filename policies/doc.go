@@ -3,7 +3,7 @@ package policies
 import "time"
 
 // PolicyDoc is a Policy in the HTTP API's JSON form: snake_case fields,
-// durations in seconds. SuccessCodes empty means any 2xx (POLICIES.md, top).
+// durations in seconds. SuccessCodes empty means any 2xx (docs/policies.md#terms).
 type PolicyDoc struct {
 	Name            string       `json:"name"`
 	Description     string       `json:"description"`
@@ -25,7 +25,7 @@ type PolicyDoc struct {
 	RetryAfterMaxSeconds float64 `json:"retry_after_max_seconds"`
 }
 
-// HealthDoc is Health (POLICIES.md §workfront circuit breaker) in JSON form,
+// HealthDoc is Health (docs/policies.md#workfront-circuit-breaker) in JSON form,
 // durations in seconds.
 type HealthDoc struct {
 	WindowSeconds             float64 `json:"window_seconds"`

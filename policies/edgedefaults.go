@@ -6,7 +6,7 @@ import (
 )
 
 // EdgeDefaults are the module-wide limits of Event Grid on IoT Edge
-// (POLICIES.md §eventgrid-edge): broker__defaultMaxDeliveryAttempts and
+// (docs/policies.md#eventgrid-edge): broker__defaultMaxDeliveryAttempts and
 // broker__defaultEventTimeToLiveInSeconds. They apply to every subscription of
 // the eventgrid-edge policy that does not set its own; zero keeps the
 // policy's default (30 attempts, 7,200 s).

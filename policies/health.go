@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Endpoint states (POLICIES.md §workfront circuit breaker): enabled is closed,
+// Endpoint states (docs/policies.md#workfront-circuit-breaker): enabled is closed,
 // disabled is half-open (only a probe every ProbeInterval), frozen is open
 // until an operator re-enables it.
 const (
@@ -28,7 +28,7 @@ type Snapshot struct {
 }
 
 // Decide returns the state an endpoint in snapshot s should be in, and the
-// reason when that differs from s.State (POLICIES.md §workfront):
+// reason when that differs from s.State (docs/policies.md#workfront):
 //   - frozen when Consecutive >= FreezeAlwaysAfter, or Consecutive >
 //     FreezeConsecutive and the last success is more than FreezeNoSuccessFor
 //     old (from enabled or disabled);
@@ -36,8 +36,9 @@ type Snapshot struct {
 //     DisableMinAttempts and the window's failure rate is over
 //     DisableFailureRate (from enabled).
 //
-// A zero count, rate or duration turns its rule off (POLICIES.md §common). Decide never re-enables: a probe
-// that succeeds or an operator does that. Frozen stays frozen.
+// A zero count, rate or duration turns its rule off
+// (docs/policies.md#common-rules). Decide never re-enables: a probe that
+// succeeds or an operator does that. Frozen stays frozen.
 func (h Health) Decide(s Snapshot) (state, reason string) {
 	if s.State == StateFrozen {
 		return StateFrozen, ""
@@ -173,7 +174,7 @@ func (o Overrides) applyHealth(p *Policy, _ limits) error {
 
 // MayAttempt reports whether an attempt goes to an endpoint in state: an
 // enabled one always; a disabled one only as a probe; a frozen one never,
-// until an operator re-enables it (POLICIES.md §workfront).
+// until an operator re-enables it (docs/policies.md#workfront).
 func MayAttempt(state string, probe bool) bool {
 	return state == StateEnabled || (probe && state == StateDisabled)
 }

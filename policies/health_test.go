@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestDecideThresholds checks every Workfront rule (POLICIES.md §workfront) at
+// TestDecideThresholds checks every Workfront rule (docs/policies.md#workfront) at
 // its exact threshold and one step on either side.
 func TestDecideThresholds(t *testing.T) {
 	t.Parallel()
@@ -62,7 +62,7 @@ func TestDecideZeroTurnsRulesOff(t *testing.T) {
 
 func TestHealthOverrides(t *testing.T) {
 	t.Parallel()
-	three, two, bad := 3, 2, -1 // 0 turns probes off (POLICIES.md §common)
+	three, two, bad := 3, 2, -1 // 0 turns probes off (docs/policies.md#common-rules)
 	p, err := Resolve(NameWorkfront, Overrides{Health: &HealthOverrides{DisableConsecutive: &three, ProbeIntervalSeconds: &two}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestHealthOverrides(t *testing.T) {
 }
 
 // TestMayAttempt: attempts go to an enabled endpoint, probes to a disabled
-// one too, nothing to a frozen one (POLICIES.md §workfront).
+// one too, nothing to a frozen one (docs/policies.md#workfront).
 func TestMayAttempt(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

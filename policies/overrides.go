@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// Overrides is a subscription's retry_policy: every field optional; a nil
-// field keeps the policy's own value (POLICIES.md: "every number overridable
-// per subscription"). A non-nil empty code list clears the policy's list
-// (success_codes [] means any 2xx; dead_letter_codes [] means none).
+// Overrides is a subscription's retry_policy: every field optional; a nil field
+// keeps the policy's own value (docs/policies.md#overriding-a-policy: every
+// number can be overridden per subscription). A non-nil empty code list clears
+// the policy's list (success_codes [] means any 2xx; dead_letter_codes [] means
+// none).
 type Overrides struct {
 	MaxAttempts     *int             `json:"max_attempts,omitempty"`
 	TTLSeconds      *int             `json:"ttl_seconds,omitempty"`
@@ -41,9 +42,10 @@ func fieldErr(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// Override ranges. POLICIES.md §eventgrid: maxDeliveryAttempts 1-30 and
-// eventTimeToLiveInMinutes 1-1440 (given here in seconds, 60-86,400); the
-// same limits hold for §eventgrid-edge, whose retryPolicy is the same object.
+// Override ranges. docs/policies.md#eventgrid: maxDeliveryAttempts 1-30 and
+// eventTimeToLiveInMinutes 1-1440 (given here in seconds, 60-86,400); the same
+// limits hold for docs/policies.md#eventgrid-edge, whose retryPolicy is the
+// same object.
 const (
 	maxAttemptsLimit  = 100
 	maxTimeoutSeconds = 300
@@ -51,8 +53,8 @@ const (
 	eventGridAttempts = 30
 	eventGridTTLMin   = 60
 	eventGridTTLMax   = 1440 * 60
-	generalSection    = "POLICIES.md §Custom policies"
-	eventGridSection  = "POLICIES.md §eventgrid"
+	generalSection    = "docs/policies.md#custom-policies"
+	eventGridSection  = "docs/policies.md#eventgrid"
 	retryPolicyPrefix = "retry_policy."
 	maxWaitSeconds    = int(maxWait / time.Second)
 )
@@ -76,7 +78,7 @@ func limitsFor(name string) limits {
 // o.Custom) with o applied and validated. An unknown name gives a *FieldError
 // on "policy" that wraps ErrUnknown; a bad value gives a *FieldError on its
 // JSON path. Setting on_exhausted to dead_letter turns dead_lettering on
-// unless it is given too (POLICIES.md §eventgrid: dead-lettering is a switch).
+// unless it is given too (docs/policies.md#eventgrid: dead-lettering is a switch).
 func Resolve(name string, o Overrides) (Policy, error) {
 	p, err := basePolicy(name, o.Custom)
 	if err != nil {
@@ -117,7 +119,7 @@ func basePolicy(name string, c *Custom) (Policy, error) {
 }
 
 // extenders lengthen the formula schedules when max_attempts asks for more
-// retries than the default (POLICIES.md §sap: "5 retries, configurable").
+// retries than the default (docs/policies.md#sap: "5 retries, configurable").
 var extenders = map[string]func(n int) []time.Duration{
 	NameWorkfront: workfrontOffsets,
 	NameSAP:       sapOffsets,

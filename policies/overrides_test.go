@@ -45,10 +45,10 @@ func TestResolveRejects(t *testing.T) {
 		_, err := Resolve(c.name, c.o)
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
-			t.Errorf("POLICIES.md %s: Resolve(%q) = %v, want a FieldError on %s", c.cite, c.name, err, c.field)
+			t.Errorf("docs/policies.md %s: Resolve(%q) = %v, want a FieldError on %s", c.cite, c.name, err, c.field)
 		}
 		if err != nil && c.o.Validate(c.name) == nil {
-			t.Errorf("POLICIES.md %s: Validate accepts what Resolve rejects", c.cite)
+			t.Errorf("docs/policies.md %s: Validate accepts what Resolve rejects", c.cite)
 		}
 	}
 }
@@ -58,49 +58,49 @@ func TestResolveAccepts(t *testing.T) {
 	t.Parallel()
 	eg := mustResolve(t, NameEventGrid, Overrides{MaxAttempts: ptr(30), TTLSeconds: ptr(60)})
 	if eg.MaxAttempts != 30 || eg.TTL != time.Minute {
-		t.Errorf("POLICIES.md §eventgrid: 30 attempts and 1 minute accepted, got %d %v", eg.MaxAttempts, eg.TTL)
+		t.Errorf("docs/policies.md#eventgrid: 30 attempts and 1 minute accepted, got %d %v", eg.MaxAttempts, eg.TTL)
 	}
 	eg = mustResolve(t, NameEventGrid, Overrides{MaxAttempts: ptr(1), TTLSeconds: ptr(86400), TimeoutSeconds: ptr(300), JitterFraction: ptr(0.5)})
 	if eg.MaxAttempts != 1 || eg.TTL != 24*time.Hour || eg.Timeout != 5*time.Minute || eg.JitterFraction != 0.5 {
-		t.Errorf("POLICIES.md §eventgrid: limits accepted, got %+v", eg)
+		t.Errorf("docs/policies.md#eventgrid: limits accepted, got %+v", eg)
 	}
 	edge := mustResolve(t, NameEventGridEdge, Overrides{TTLSeconds: ptr(86400), MaxAttempts: ptr(30)})
 	if rows := edge.Rows(); len(rows) != 30 {
-		t.Errorf("POLICIES.md §eventgrid-edge: with a 24 h TTL all 30 attempts fit, got %d", len(rows))
+		t.Errorf("docs/policies.md#eventgrid-edge: with a 24 h TTL all 30 attempts fit, got %d", len(rows))
 	}
 	legacy := mustResolve(t, NameWorkfrontLegacy, Overrides{MaxAttempts: ptr(100)})
 	if legacy.MaxAttempts != 100 {
-		t.Errorf("POLICIES.md §Custom policies: max_attempts 100, got %d", legacy.MaxAttempts)
+		t.Errorf("docs/policies.md#custom-policies: max_attempts 100, got %d", legacy.MaxAttempts)
 	}
 }
 
 // TestResolveExtendsFormulas: SAP's "9 attempts" reading is available as an
-// override, and retry 9 then comes after about 4 years (POLICIES.md §sap).
+// override, and retry 9 then comes after about 4 years (docs/policies.md#sap).
 func TestResolveExtendsFormulas(t *testing.T) {
 	t.Parallel()
 	sap := mustResolve(t, NameSAP, Overrides{MaxAttempts: ptr(10)})
 	offsets, stop := simulate(t, sap, 0)
 	want := secList(8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 134217728)
 	if !slices.Equal(offsets, want) || stop != MaxAttemptsExceeded {
-		t.Errorf("POLICIES.md §sap: got %v %q, want %v", offsets, stop, want)
+		t.Errorf("docs/policies.md#sap: got %v %q, want %v", offsets, stop, want)
 	}
 	if years := offsets[8].Hours() / 24 / 365; years < 4 || years > 4.5 {
-		t.Errorf("POLICIES.md §sap: a 9th retry after about 4 years, got %.2f", years)
+		t.Errorf("docs/policies.md#sap: a 9th retry after about 4 years, got %.2f", years)
 	}
 	wf := mustResolve(t, NameWorkfront, Overrides{MaxAttempts: ptr(13)})
 	if offsets, _ := simulate(t, wf, 0); len(offsets) != 12 || offsets[11] != secs(4095*84.8) {
-		t.Errorf("POLICIES.md §workfront: retry 12 at 4095 * 84.8 s, got %v", offsets)
+		t.Errorf("docs/policies.md#workfront: retry 12 at 4095 * 84.8 s, got %v", offsets)
 	}
 	if got := mustResolve(t, NameSAP, Overrides{MaxAttempts: ptr(3)}); len(got.Rows()) != 3 {
-		t.Errorf("POLICIES.md §sap: 3 deliveries, got %d rows", len(got.Rows()))
+		t.Errorf("docs/policies.md#sap: 3 deliveries, got %d rows", len(got.Rows()))
 	}
 	if len(SAP().Schedule.Durations) != 5 {
-		t.Errorf("POLICIES.md §sap: an override changed the builtin")
+		t.Errorf("docs/policies.md#sap: an override changed the builtin")
 	}
 }
 
-// TestResolveOutcome: what happens when retries run out (POLICIES.md
-// §Custom policies; §eventgrid dead-lettering off by default).
+// TestResolveOutcome: what happens when retries run out (docs/policies.md#custom-policies;
+// docs/policies.md#eventgrid dead-lettering off by default).
 func TestResolveOutcome(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -118,27 +118,27 @@ func TestResolveOutcome(t *testing.T) {
 	}
 	for _, c := range cases {
 		if got := mustResolve(t, c.name, c.o).FinalStatus(); string(got) != c.final {
-			t.Errorf("POLICIES.md %s: final status %q, want %q", c.cite, got, c.final)
+			t.Errorf("docs/policies.md %s: final status %q, want %q", c.cite, got, c.final)
 		}
 	}
 }
 
-// TestResolveCodes: code lists replace the policy's (POLICIES.md §Custom
-// policies); an empty dead-letter list clears Event Grid's 400 and 413.
+// TestResolveCodes: code lists replace the policy's (docs/policies.md#custom-policies);
+// an empty dead-letter list clears Event Grid's 400 and 413.
 func TestResolveCodes(t *testing.T) {
 	t.Parallel()
 	eg := mustResolve(t, NameEventGrid, Overrides{DeadLetterCodes: []int{}})
 	if eg.Classify(400) != Retry {
-		t.Errorf("POLICIES.md §eventgrid: cleared dead-letter codes still dead-letter 400")
+		t.Errorf("docs/policies.md#eventgrid: cleared dead-letter codes still dead-letter 400")
 	}
 	codes := []int{200}
 	p := mustResolve(t, NameEventGrid, Overrides{SuccessCodes: codes, DeadLetterCodes: []int{204}})
 	codes[0] = 500
 	if p.Classify(200) != Delivered || p.Classify(204) != Undeliverable {
-		t.Errorf("POLICIES.md §Custom policies: got %v / %v", p.Classify(200), p.Classify(204))
+		t.Errorf("docs/policies.md#custom-policies: got %v / %v", p.Classify(200), p.Classify(204))
 	}
 	if EventGrid().Classify(400) != Undeliverable {
-		t.Errorf("POLICIES.md §eventgrid: an override changed the builtin")
+		t.Errorf("docs/policies.md#eventgrid: an override changed the builtin")
 	}
 }
 
@@ -167,10 +167,10 @@ func TestOverridesJSON(t *testing.T) {
 	}
 	p := mustResolve(t, NameEventGrid, o)
 	if p.MaxAttempts != 5 || p.TTL != time.Hour || p.JitterFraction != 0 || p.Classify(410) != Undeliverable || p.FinalStatus() != "dead_lettered" {
-		t.Errorf("POLICIES.md §eventgrid retryPolicy: got %+v", p)
+		t.Errorf("docs/policies.md#eventgrid retryPolicy: got %+v", p)
 	}
 	offsets, _ := simulate(t, p, 7)
 	if want := secList(10, 40, 100, 400); !slices.Equal(offsets, want) {
-		t.Errorf("POLICIES.md §eventgrid: 5 attempts without jitter, got %v want %v", offsets, want)
+		t.Errorf("docs/policies.md#eventgrid: 5 attempts without jitter, got %v want %v", offsets, want)
 	}
 }

@@ -1,7 +1,9 @@
 // Package policies holds hookrelay's delivery policies: the retry schedules,
-// limits, success and dead-letter codes of each vendor in ../shared/POLICIES.md,
-// and the custom policies users define. Everything here is pure data plus small
-// deterministic functions: no clock, no global randomness, no Temporal import.
+// limits, success and dead-letter codes of each vendor, as docs/policies.md
+// states them (with the vendor documents they come from and the decisions taken
+// where those are unclear), and the custom policies users define. Everything
+// here is pure data plus small deterministic functions: no clock, no global
+// randomness, no Temporal import.
 package policies
 
 import (
@@ -46,12 +48,12 @@ const (
 	// Drop ends the delivery as dropped, keeping a record of it.
 	Drop Exhausted = "drop"
 	// DeactivateAndQueue deactivates the subscription and queues the event for
-	// retrieval (POLICIES.md §sap).
+	// retrieval (docs/policies.md#sap).
 	DeactivateAndQueue Exhausted = "deactivate_and_queue"
 )
 
 // Health holds the per-endpoint circuit breaker thresholds
-// (POLICIES.md §workfront). A zero value disables that rule.
+// (docs/policies.md#workfront). A zero value disables that rule.
 type Health struct {
 	Window             time.Duration `json:"window"`
 	DisableMinAttempts int           `json:"disable_min_attempts"`
@@ -148,7 +150,7 @@ func (p Policy) FinalStatus() Status {
 
 // UndeliverableStatus is how a delivery ends when its endpoint answered a
 // code that sends it straight to the end (DeadLetterCodes): deactivated and
-// queued under a policy that ends that way (POLICIES.md §sap), else
+// queued under a policy that ends that way (docs/policies.md#sap), else
 // dead-lettered where dead-lettering is on, else dropped.
 func (p Policy) UndeliverableStatus() Status {
 	switch {
@@ -164,7 +166,7 @@ func (p Policy) UndeliverableStatus() Status {
 // DeactivatesSubscription reports whether a delivery that ends with status
 // deactivates its subscription: when a delivery is queued because its retries
 // ran out, its subscription gets no more pushes, and every later event for it
-// is queued, until it is reactivated (POLICIES.md §sap).
+// is queued, until it is reactivated (docs/policies.md#sap).
 func DeactivatesSubscription(status Status) bool { return status == StatusQueued }
 
 // String names the policy.

@@ -7,7 +7,8 @@ import (
 
 // TestRetryAfterDue: a receiver's Retry-After (429 or 503) pushes the next
 // retry back, bounded by the policy's RetryAfterMax and never past the
-// delivery's deadline (issue 16; README "Receiver protection").
+// delivery's deadline (issue 16;
+// docs/endpoints.md#receiver-protection-retry-after-concurrency-cap-rate-limit).
 func TestRetryAfterDue(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return now.Add(d) }

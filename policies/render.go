@@ -25,7 +25,7 @@ const maxRows = 100
 // Rows lists every attempt the policy allows, limited by MaxAttempts, by the
 // end of the schedule and by the TTL (nominal waits, no jitter); an unbounded
 // schedule stops at 100 rows. Workfront gives 12 rows, the last at offset
-// 173,585.6 s (POLICIES.md §workfront).
+// 173,585.6 s (docs/policies.md#workfront).
 func (p Policy) Rows() []Row {
 	rows, _ := p.rowsAndEnd()
 	return rows
@@ -68,7 +68,7 @@ func (p Policy) nextRow(prev Row, k int, w time.Duration) Row {
 // Render writes the policy as a text table: header lines with its numbers,
 // then ATTEMPT, GAP, OFFSET (and GAP RANGE with jitter), then why it ends.
 // Durations print as seconds with one decimal plus a human form, e.g.
-// "84.8s (1m24.8s)" (POLICIES.md §workfront).
+// "84.8s (1m24.8s)" (docs/policies.md#workfront).
 func Render(w io.Writer, p Policy) error {
 	ew := &errWriter{w: w}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)

@@ -29,28 +29,28 @@ func TestRowsMatchNext(t *testing.T) {
 		rows := p.Rows()
 		offsets, _ := simulate(t, p, 0)
 		if len(rows) != c.rows || len(offsets)+1 != c.rows {
-			t.Errorf("POLICIES.md %s: %d rows, %d retries from Next", c.cite, len(rows), len(offsets))
+			t.Errorf("docs/policies.md %s: %d rows, %d retries from Next", c.cite, len(rows), len(offsets))
 			continue
 		}
 		for k, o := range offsets {
 			r := rows[k+1]
 			if r.Attempt != k+1 || r.Offset != o || r.Gap != o-rows[k].Offset || r.GapMin != r.Gap || r.GapMax != r.Gap {
-				t.Errorf("POLICIES.md %s: row %+v, Next offset %v", c.cite, r, o)
+				t.Errorf("docs/policies.md %s: row %+v, Next offset %v", c.cite, r, o)
 			}
 		}
 	}
 }
 
-// TestRowsJitterBounds: Event Grid's gap range is ±10% (POLICIES.md §eventgrid).
+// TestRowsJitterBounds: Event Grid's gap range is ±10% (docs/policies.md#eventgrid).
 func TestRowsJitterBounds(t *testing.T) {
 	t.Parallel()
 	r := EventGrid().Rows()[1]
 	if r.Gap != 10*time.Second || r.GapMin != 9*time.Second || r.GapMax != 11*time.Second {
-		t.Errorf("POLICIES.md §eventgrid: retry 1 row %+v", r)
+		t.Errorf("docs/policies.md#eventgrid: retry 1 row %+v", r)
 	}
 	off := mustResolve(t, NameSAP, Overrides{JitterFraction: ptr(0.5)}).Rows()[2]
 	if off.Gap != 56*time.Second || off.GapMin != 20*time.Second || off.GapMax != 92*time.Second {
-		t.Errorf("POLICIES.md §sap with jitter: offsets 8 s and 64 s ±50%%, row %+v", off)
+		t.Errorf("docs/policies.md#sap with jitter: offsets 8 s and 64 s ±50%%, row %+v", off)
 	}
 }
 
@@ -60,11 +60,11 @@ func TestRowsUnbounded(t *testing.T) {
 	p := WorkfrontLegacy()
 	p.MaxAttempts = 0
 	if rows := p.Rows(); len(rows) != 100 || rows[99].Offset != 99*10*time.Minute {
-		t.Errorf("POLICIES.md §workfront-legacy without a limit: %d rows", len(rows))
+		t.Errorf("docs/policies.md#workfront-legacy without a limit: %d rows", len(rows))
 	}
 }
 
-// TestRenderWorkfront: 11 retries, the last at 173,585.6 s (POLICIES.md §workfront).
+// TestRenderWorkfront: 11 retries, the last at 173,585.6 s (docs/policies.md#workfront).
 func TestRenderWorkfront(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
@@ -73,21 +73,21 @@ func TestRenderWorkfront(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"Policy:", "workfront", "POLICIES.md §workfront", "12 (first delivery + 11 retries)",
+		"Policy:", "workfront", "docs/policies.md#workfront", "12 (first delivery + 11 retries)",
 		"ATTEMPT", "GAP", "OFFSET", "84.8s (1m24.8s)", "254.4s (4m14.4s)", "593.6s (9m53.6s)",
 		"retry 11", "173585.6s (48h13m5.6s)", "dead_letter (final status dead_lettered)", "any 2xx",
 	} {
 		if !strings.Contains(out, want) {
-			t.Errorf("POLICIES.md §workfront: output lacks %q:\n%s", want, out)
+			t.Errorf("docs/policies.md#workfront: output lacks %q:\n%s", want, out)
 		}
 	}
 	if strings.Contains(out, "retry 12") || strings.Contains(out, "GAP RANGE") {
-		t.Errorf("POLICIES.md §workfront: 11 retries, no jitter:\n%s", out)
+		t.Errorf("docs/policies.md#workfront: 11 retries, no jitter:\n%s", out)
 	}
 }
 
 // TestRenderEventGrid: jitter adds a GAP RANGE column; the edge table says
-// where its TTL cuts it (POLICIES.md §eventgrid, §eventgrid-edge).
+// where its TTL cuts it (docs/policies.md#eventgrid, docs/policies.md#eventgrid-edge).
 func TestRenderEventGrid(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -107,7 +107,7 @@ func TestRenderEventGrid(t *testing.T) {
 		}
 		for _, w := range c.want {
 			if !strings.Contains(b.String(), w) {
-				t.Errorf("POLICIES.md %s: output lacks %q:\n%s", c.cite, w, b.String())
+				t.Errorf("docs/policies.md %s: output lacks %q:\n%s", c.cite, w, b.String())
 			}
 		}
 	}
@@ -126,7 +126,7 @@ func TestRenderError(t *testing.T) {
 	}
 }
 
-// TestDocJSON: the API form uses snake_case and seconds (POLICIES.md §workfront).
+// TestDocJSON: the API form uses snake_case and seconds (docs/policies.md#workfront).
 func TestDocJSON(t *testing.T) {
 	t.Parallel()
 	raw, err := json.Marshal(Workfront().Doc())
@@ -160,7 +160,7 @@ func TestDocJSON(t *testing.T) {
 	}
 	for _, c := range checks {
 		if c.got != c.want {
-			t.Errorf("POLICIES.md §workfront: %s = %v, want %v", c.key, c.got, c.want)
+			t.Errorf("docs/policies.md#workfront: %s = %v, want %v", c.key, c.got, c.want)
 		}
 	}
 }

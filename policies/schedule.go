@@ -18,7 +18,7 @@ const (
 	// TTLExceeded: the next retry would come after the time-to-live.
 	TTLExceeded Stop = "TimeToLiveExceeded"
 	// RetryWindowExceeded: a policy without a time-to-live reached the end
-	// of its retries' window (Workfront's 48 hours, POLICIES.md §workfront)
+	// of its retries' window (Workfront's 48 hours, docs/policies.md#workfront)
 	// while its endpoint was disabled or frozen.
 	RetryWindowExceeded Stop = "RetryWindowExceeded"
 )
@@ -45,7 +45,7 @@ type Progress struct {
 	LastFailureAt time.Time
 	// Skipped counts the retry slots of an offset schedule that passed
 	// while the delivery could not attempt (a wait, a worker outage): they
-	// are not fired and not counted as attempts (POLICIES.md §common).
+	// are not fired and not counted as attempts (docs/policies.md#common-rules).
 	Skipped int
 }
 

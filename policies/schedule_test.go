@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// TestClassify maps status codes to verdicts (POLICIES.md, top: success is
-// any 2xx; §eventgrid: 400 and 413 go to the dead-letter store at once).
+// TestClassify maps status codes to verdicts (docs/policies.md#terms: success is
+// any 2xx; docs/policies.md#eventgrid: 400 and 413 go to the dead-letter store at once).
 func TestClassify(t *testing.T) {
 	t.Parallel()
 	eg, wf := EventGrid(), Workfront()
@@ -38,14 +38,14 @@ func TestClassify(t *testing.T) {
 	}
 	for _, c := range cases {
 		if got := c.p.Classify(c.status); got != c.want {
-			t.Errorf("POLICIES.md %s: %s.Classify(%d) = %q, want %q", c.cite, c.p.Name, c.status, got, c.want)
+			t.Errorf("docs/policies.md %s: %s.Classify(%d) = %q, want %q", c.cite, c.p.Name, c.status, got, c.want)
 		}
 	}
 }
 
-// TestNextMeasuresFromTheRightOrigin: gaps run from the latest failure,
-// offsets from the first (POLICIES.md §workfront, §eventgrid-edge), and the
-// TTL from the first attempt (§eventgrid).
+// TestNextMeasuresFromTheRightOrigin: gaps run from the latest failure, offsets
+// from the first (docs/policies.md#workfront, docs/policies.md#eventgrid-edge),
+// and the TTL from the first attempt (docs/policies.md#eventgrid).
 func TestNextMeasuresFromTheRightOrigin(t *testing.T) {
 	t.Parallel()
 	first := t0.Add(time.Minute) // the first attempt timed out after 60 s
@@ -64,16 +64,16 @@ func TestNextMeasuresFromTheRightOrigin(t *testing.T) {
 	for _, c := range cases {
 		got, stop := c.p.Next(pr, 1)
 		if !got.Equal(c.want) || stop != c.stop {
-			t.Errorf("POLICIES.md %s: got %v %q, want %v %q", c.cite, got, stop, c.want, c.stop)
+			t.Errorf("docs/policies.md %s: got %v %q, want %v %q", c.cite, got, stop, c.want, c.stop)
 		}
 	}
 	pr.LastFailureAt = t0.Add(7200*time.Second - 10*time.Minute + time.Second)
 	if _, stop := EventGridEdge().Next(pr, 1); stop != TTLExceeded {
-		t.Errorf("POLICIES.md §eventgrid-edge: TTL counts from the first attempt, got %q", stop)
+		t.Errorf("docs/policies.md#eventgrid-edge: TTL counts from the first attempt, got %q", stop)
 	}
 	pr.Attempts = 12
 	if _, stop := Workfront().Next(pr, 1); stop != MaxAttemptsExceeded {
-		t.Errorf("POLICIES.md §workfront: 12 deliveries at most, got %q", stop)
+		t.Errorf("docs/policies.md#workfront: 12 deliveries at most, got %q", stop)
 	}
 }
 
@@ -109,7 +109,7 @@ func TestDeadline(t *testing.T) {
 	}
 	for _, c := range cases {
 		if got := c.p.Deadline(pr); !got.Equal(c.want) {
-			t.Errorf("POLICIES.md %s: Deadline = %v, want %v", c.cite, got, c.want)
+			t.Errorf("docs/policies.md %s: Deadline = %v, want %v", c.cite, got, c.want)
 		}
 	}
 }
@@ -123,7 +123,7 @@ func TestDeadlineBoundsNext(t *testing.T) {
 	for i := range 200 {
 		offsets, _ := simulate(t, p, uint64(i))
 		if last := t0.Add(offsets[len(offsets)-1]); last.After(deadline) {
-			t.Fatalf("POLICIES.md §Custom policies: seed %d retry due %v, after the deadline %v", i, last, deadline)
+			t.Fatalf("docs/policies.md#custom-policies: seed %d retry due %v, after the deadline %v", i, last, deadline)
 		}
 	}
 }

@@ -27,7 +27,7 @@ var FinalStatuses = []Status{StatusDelivered, StatusDeadLettered, StatusDropped,
 
 // EndedStatuses are the final statuses after which nothing more happens to a
 // delivery: all but queued, since a queued delivery still waits to be pulled
-// or redelivered (POLICIES.md §sap). Retention deletes only these
+// or redelivered (docs/policies.md#sap). Retention deletes only these
 // (store.Prune).
 var EndedStatuses = []Status{StatusDelivered, StatusDeadLettered, StatusDropped, StatusRedelivered}
 

@@ -22,11 +22,11 @@ const (
 )
 
 // workfrontStep is the unit of the Workfront schedule: retry k comes
-// (2^k - 1) * 84.8 s after the first failure (POLICIES.md §workfront).
+// (2^k - 1) * 84.8 s after the first failure (docs/policies.md#workfront).
 const workfrontStep = 84800 * time.Millisecond
 
-// WorkfrontHealth is the Workfront circuit breaker (POLICIES.md §workfront).
-// A 410 does not disable: the document does not say it (§common).
+// WorkfrontHealth is the Workfront circuit breaker (docs/policies.md#workfront).
+// A 410 does not disable: the document does not say it (docs/policies.md#common-rules).
 var WorkfrontHealth = Health{
 	Window:             24 * time.Hour,
 	DisableMinAttempts: 100,
@@ -38,8 +38,8 @@ var WorkfrontHealth = Health{
 	ProbeInterval:      10 * time.Minute,
 }
 
-// EventGridHealth is Event Grid's "delayed delivery" (POLICIES.md
-// §eventgrid): disabled after 10 consecutive failures, probed every 10
+// EventGridHealth is Event Grid's "delayed delivery" (docs/policies.md#eventgrid):
+// disabled after 10 consecutive failures, probed every 10
 // minutes, never frozen; no failure-rate rule.
 var EventGridHealth = Health{
 	Window:             24 * time.Hour,
@@ -47,22 +47,22 @@ var EventGridHealth = Health{
 	ProbeInterval:      10 * time.Minute,
 }
 
-// NoHealth is no circuit breaker (POLICIES.md §common: workfront-legacy, sap,
+// NoHealth is no circuit breaker (docs/policies.md#common-rules: workfront-legacy, sap,
 // eventgrid-edge): every rule off. The probe interval only matters once an
 // operator disables the endpoint by hand, which stops probes anyway.
 var NoHealth = Health{Window: 24 * time.Hour, ProbeInterval: 10 * time.Minute}
 
 // CustomHealth is a custom policy's breaker unless its health overrides set
-// one (POLICIES.md §common): no rule on but 410 Gone, which disables, as
+// one (docs/policies.md#common-rules): no rule on but 410 Gone, which disables, as
 // Standard Webhooks asks.
 var CustomHealth = Health{Window: 24 * time.Hour, ProbeInterval: 10 * time.Minute, DisableOnGone: true}
 
-// Workfront is Adobe Workfront's current rule set (POLICIES.md §workfront):
+// Workfront is Adobe Workfront's current rule set (docs/policies.md#workfront):
 // 11 retries at offsets (2^k - 1) * 84.8 s from the first failure, then a
 // dead letter instead of the original's drop.
 func Workfront() Policy {
 	return Policy{
-		Name: NameWorkfront, Section: "POLICIES.md §workfront",
+		Name: NameWorkfront, Section: "docs/policies.md#workfront",
 		Description:   "Adobe Workfront: 11 retries at (2^k-1)*84.8 s after the first failure (about 48 h)",
 		Schedule:      Schedule{Kind: Offsets, Durations: workfrontOffsets(11)},
 		MaxAttempts:   12,
@@ -73,11 +73,11 @@ func Workfront() Policy {
 	}
 }
 
-// WorkfrontLegacy is Workfront's 2017 rule set (POLICIES.md
-// §workfront-legacy): a retry every 10 minutes, at most 12, for two hours.
+// WorkfrontLegacy is Workfront's 2017 rule set (docs/policies.md#workfront-legacy):
+// a retry every 10 minutes, at most 12, for two hours.
 func WorkfrontLegacy() Policy {
 	return Policy{
-		Name: NameWorkfrontLegacy, Section: "POLICIES.md §workfront-legacy",
+		Name: NameWorkfrontLegacy, Section: "docs/policies.md#workfront-legacy",
 		Description:   "Workfront 2017: a retry every 10 minutes, 12 retries (two hours)",
 		Schedule:      Schedule{Kind: Fixed, Interval: 10 * time.Minute},
 		MaxAttempts:   13,
@@ -89,12 +89,12 @@ func WorkfrontLegacy() Policy {
 	}
 }
 
-// SAP is SAP Open Connectors' retry mode (POLICIES.md §sap): retry x at
+// SAP is SAP Open Connectors' retry mode (docs/policies.md#sap): retry x at
 // 2^(3x) s after the first failure, 5 retries, then the subscription is
 // deactivated and its events queued.
 func SAP() Policy {
 	return Policy{
-		Name: NameSAP, Section: "POLICIES.md §sap",
+		Name: NameSAP, Section: "docs/policies.md#sap",
 		Description:   "SAP Open Connectors: retries 8 s, 64 s, 512 s, 4096 s, 32768 s after the first failure, then deactivate and queue",
 		Schedule:      Schedule{Kind: Offsets, Durations: sapOffsets(5)},
 		MaxAttempts:   6,
@@ -105,7 +105,7 @@ func SAP() Policy {
 	}
 }
 
-// EventGrid is Azure Event Grid (POLICIES.md §eventgrid): gaps of 10 s, 30 s,
+// EventGrid is Azure Event Grid (docs/policies.md#eventgrid): gaps of 10 s, 30 s,
 // 1 min, 5 min, 10 min, 30 min, 1 h, then hourly, each with ±10% jitter; 30
 // attempts or 24 h; 400 and 413 dead-lettered at once; dead-lettering off by
 // default (the event is then dropped, with a record). Success is 200-204, as
@@ -113,7 +113,7 @@ func SAP() Policy {
 // failures and never freezes.
 func EventGrid() Policy {
 	return Policy{
-		Name: NameEventGrid, Section: "POLICIES.md §eventgrid",
+		Name: NameEventGrid, Section: "docs/policies.md#eventgrid",
 		Description: "Azure Event Grid: 10s, 30s, 1m, 5m, 10m, 30m, 1h, then hourly; 30 attempts or 24 h",
 		Schedule: Schedule{Kind: Gaps, RepeatLast: true, Durations: []time.Duration{
 			10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute,
@@ -131,12 +131,12 @@ func EventGrid() Policy {
 	}
 }
 
-// EventGridEdge is Event Grid on IoT Edge (POLICIES.md §eventgrid-edge): one
+// EventGridEdge is Event Grid on IoT Edge (docs/policies.md#eventgrid-edge): one
 // minute after the first failure, ten minutes after each later one; 30
 // attempts or 7,200 s; then a dead letter (the original drops it).
 func EventGridEdge() Policy {
 	return Policy{
-		Name: NameEventGridEdge, Section: "POLICIES.md §eventgrid-edge",
+		Name: NameEventGridEdge, Section: "docs/policies.md#eventgrid-edge",
 		Description: "Event Grid on IoT Edge: 1 min, then every 10 min; 30 attempts or 7200 s",
 		Schedule: Schedule{Kind: Gaps, RepeatLast: true, Durations: []time.Duration{
 			time.Minute, 10 * time.Minute,
@@ -152,15 +152,15 @@ func EventGridEdge() Policy {
 }
 
 // workfrontOffsets returns the offsets of retries 1..n, (2^k - 1) * 84.8 s
-// (POLICIES.md §workfront), stopping early at the first beyond maxWait.
+// (docs/policies.md#workfront), stopping early at the first beyond maxWait.
 func workfrontOffsets(n int) []time.Duration {
 	return formulaOffsets(n, func(k int) float64 {
 		return (math.Ldexp(1, k) - 1) * float64(workfrontStep)
 	})
 }
 
-// sapOffsets returns the offsets of retries 1..n, 2^(3x) s (POLICIES.md
-// §sap), stopping early at the first beyond maxWait.
+// sapOffsets returns the offsets of retries 1..n, 2^(3x) s (docs/policies.md#sap),
+// stopping early at the first beyond maxWait.
 func sapOffsets(n int) []time.Duration {
 	return formulaOffsets(n, func(x int) float64 {
 		return math.Ldexp(1, 3*x) * float64(time.Second)
@@ -181,7 +181,7 @@ func formulaOffsets(n int, f func(k int) float64) []time.Duration {
 }
 
 // eventGridSuccess are the codes Azure's reference counts as success
-// (POLICIES.md §eventgrid: 200-204), for eventgrid and eventgrid-edge.
+// (docs/policies.md#eventgrid: 200-204), for eventgrid and eventgrid-edge.
 var eventGridSuccess = []int{200, 201, 202, 203, 204}
 
 var builtins = map[string]func() Policy{

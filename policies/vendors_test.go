@@ -77,7 +77,7 @@ func mustResolve(t *testing.T, name string, o Overrides) Policy {
 	return p
 }
 
-// eventGridGaps are Event Grid's 29 nominal gaps (POLICIES.md §eventgrid):
+// eventGridGaps are Event Grid's 29 nominal gaps (docs/policies.md#eventgrid):
 // 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly.
 func eventGridGaps() []time.Duration {
 	gaps := secList(10, 30, 60, 300, 600, 1800, 3600)
@@ -98,16 +98,16 @@ func TestVendorSchedules(t *testing.T) {
 		stop        Stop
 		maxAttempts int
 	}{
-		{"POLICIES.md §workfront: retry k at (2^k-1)*84.8 s after the first failure; 12 deliveries",
+		{"docs/policies.md#workfront: retry k at (2^k-1)*84.8 s after the first failure; 12 deliveries",
 			Workfront(), secList(84.8, 254.4, 593.6, 1272, 2628.8, 5342.4, 10769.6, 21624, 43332.8, 86750.4, 173585.6),
 			nil, MaxAttemptsExceeded, 12},
-		{"POLICIES.md §workfront-legacy: every 10 minutes, at most 12 retries",
+		{"docs/policies.md#workfront-legacy: every 10 minutes, at most 12 retries",
 			WorkfrontLegacy(), nil, repeat(10*time.Minute, 12), MaxAttemptsExceeded, 13},
-		{"POLICIES.md §sap: retry x at 2^(3x) s after the original failure, 5 retries",
+		{"docs/policies.md#sap: retry x at 2^(3x) s after the original failure, 5 retries",
 			SAP(), secList(8, 64, 512, 4096, 32768), nil, MaxAttemptsExceeded, 6},
-		{"POLICIES.md §eventgrid: 10s, 30s, 1m, 5m, 10m, 30m, 1h, then hourly; 30 attempts (jitter off)",
+		{"docs/policies.md#eventgrid: 10s, 30s, 1m, 5m, 10m, 30m, 1h, then hourly; 30 attempts (jitter off)",
 			noJitter, nil, eventGridGaps(), MaxAttemptsExceeded, 30},
-		{"POLICIES.md §eventgrid-edge: 1 min, then 10 min; the 7,200 s TTL cuts it after retry 12 (13 deliveries, not 30)",
+		{"docs/policies.md#eventgrid-edge: 1 min, then 10 min; the 7,200 s TTL cuts it after retry 12 (13 deliveries, not 30)",
 			EventGridEdge(), nil, edgeGaps, TTLExceeded, 30},
 	}
 	for _, c := range cases {
@@ -127,7 +127,7 @@ func TestVendorSchedules(t *testing.T) {
 	}
 }
 
-// TestVendorLimits checks each vendor's other numbers (POLICIES.md per section).
+// TestVendorLimits checks each vendor's other numbers (docs/policies.md, per section).
 func TestVendorLimits(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -138,11 +138,11 @@ func TestVendorLimits(t *testing.T) {
 		deadLettering bool
 		final         string
 	}{
-		{"POLICIES.md §workfront: dead-lettered instead of dropped", Workfront(), 0, 30 * time.Second, 0, true, "dead_lettered"},
-		{"POLICIES.md §workfront-legacy: dead-lettered here", WorkfrontLegacy(), 0, 30 * time.Second, 0, true, "dead_lettered"},
-		{"POLICIES.md §sap: deactivated, events queued", SAP(), 0, 30 * time.Second, 0, false, "queued"},
-		{"POLICIES.md §eventgrid: 30 s to respond, 1440 min TTL, dead-lettering off (dropped)", EventGrid(), 1440 * time.Minute, 30 * time.Second, 0.1, false, "dropped"},
-		{"POLICIES.md §eventgrid-edge: 60 s to respond, 7200 s TTL, dead-lettered here", EventGridEdge(), 7200 * time.Second, 60 * time.Second, 0, true, "dead_lettered"},
+		{"docs/policies.md#workfront: dead-lettered instead of dropped", Workfront(), 0, 30 * time.Second, 0, true, "dead_lettered"},
+		{"docs/policies.md#workfront-legacy: dead-lettered here", WorkfrontLegacy(), 0, 30 * time.Second, 0, true, "dead_lettered"},
+		{"docs/policies.md#sap: deactivated, events queued", SAP(), 0, 30 * time.Second, 0, false, "queued"},
+		{"docs/policies.md#eventgrid: 30 s to respond, 1440 min TTL, dead-lettering off (dropped)", EventGrid(), 1440 * time.Minute, 30 * time.Second, 0.1, false, "dropped"},
+		{"docs/policies.md#eventgrid-edge: 60 s to respond, 7200 s TTL, dead-lettered here", EventGridEdge(), 7200 * time.Second, 60 * time.Second, 0, true, "dead_lettered"},
 	}
 	for _, c := range cases {
 		p := c.p
@@ -154,8 +154,9 @@ func TestVendorLimits(t *testing.T) {
 	}
 }
 
-// TestEventGridJitter: every gap within ±10% of the nominal one, the same
-// seed gives the same delays (POLICIES.md §eventgrid "small random jitter").
+// TestEventGridJitter: every gap within ±10% of the nominal one, the same seed
+// gives the same delays (docs/policies.md#eventgrid: "each with a small random
+// jitter").
 func TestEventGridJitter(t *testing.T) {
 	t.Parallel()
 	p := EventGrid()
@@ -164,19 +165,19 @@ func TestEventGridJitter(t *testing.T) {
 		first, _ := simulate(t, p, Seed(id))
 		again, _ := simulate(t, p, Seed(id))
 		if !slices.Equal(first, again) {
-			t.Fatalf("POLICIES.md §eventgrid: seed %q gave %v then %v", id, first, again)
+			t.Fatalf("docs/policies.md#eventgrid: seed %q gave %v then %v", id, first, again)
 		}
 		for k, g := range gapsOf(first) {
 			lo, hi := p.JitterBounds(nominal[k])
 			if g < lo || g > hi {
-				t.Errorf("POLICIES.md §eventgrid: seed %q retry %d gap %v outside [%v, %v]", id, k+1, g, lo, hi)
+				t.Errorf("docs/policies.md#eventgrid: seed %q retry %d gap %v outside [%v, %v]", id, k+1, g, lo, hi)
 			}
 		}
 	}
 }
 
 // TestEventGridJitterSpread: different seeds spread the first gap over
-// 9-11 s (POLICIES.md §eventgrid).
+// 9-11 s (docs/policies.md#eventgrid).
 func TestEventGridJitterSpread(t *testing.T) {
 	t.Parallel()
 	p := EventGrid()
@@ -194,12 +195,12 @@ func TestEventGridJitterSpread(t *testing.T) {
 	if len(seen) < 700 || // ms resolution: about 787 of 2001 values expected
 		lo < 9*time.Second || hi > 11*time.Second ||
 		lo > secs(9.2) || hi < secs(10.8) || mean < secs(9.8) || mean > secs(10.2) {
-		t.Errorf("POLICIES.md §eventgrid: %d distinct gaps in [%v, %v], mean %v", len(seen), lo, hi, mean)
+		t.Errorf("docs/policies.md#eventgrid: %d distinct gaps in [%v, %v], mean %v", len(seen), lo, hi, mean)
 	}
 }
 
 // TestEventGridTTLWithJitter: "whichever comes first ends the retries"
-// (POLICIES.md §eventgrid). Nominally retry 29 is due at 85,600 s, 800 s
+// (docs/policies.md#eventgrid). Nominally retry 29 is due at 85,600 s, 800 s
 // inside the 24 h TTL, so positive jitter sometimes pushes it past the TTL.
 func TestEventGridTTLWithJitter(t *testing.T) {
 	t.Parallel()
@@ -216,7 +217,7 @@ func TestEventGridTTLWithJitter(t *testing.T) {
 		}
 	}
 	if stops[MaxAttemptsExceeded] == 0 || stops[TTLExceeded] == 0 {
-		t.Errorf("POLICIES.md §eventgrid: want both limits to be reached over 500 seeds, got %v", stops)
+		t.Errorf("docs/policies.md#eventgrid: want both limits to be reached over 500 seeds, got %v", stops)
 	}
 	t.Logf("eventgrid over 500 seeds: %v", stops)
 }

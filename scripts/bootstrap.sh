@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bootstrap.sh installs what hookrelay's development servers need and a fresh
-# machine may lack: the PostgreSQL server binaries, promtool and docker-compose (apt-get) and the Temporal
-# CLI (into the project's bin/). It is idempotent and prints nothing when
+# machine may lack: the PostgreSQL server binaries, promtool, docker-compose
+# and Chromium (apt-get) and the Temporal CLI (into the project's bin/). It is idempotent and prints nothing when
 # there is nothing to do.
 set -euo pipefail
 
@@ -63,4 +63,6 @@ install_temporal() {
 have_postgres || apt_install "the PostgreSQL server" postgresql
 command -v promtool >/dev/null 2>&1 || apt_install promtool prometheus
 command -v docker-compose >/dev/null 2>&1 || apt_install docker-compose docker-compose
+# Chromium, run headless, drives the web console's tests (console/).
+command -v chromium >/dev/null 2>&1 || apt_install chromium chromium
 [[ -x $ROOT/bin/temporal ]] || install_temporal

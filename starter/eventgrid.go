@@ -12,7 +12,7 @@ import (
 )
 
 // PolicyWith resolves a subscription's policy with its overrides and the IoT
-// Edge defaults (POLICIES.md §eventgrid-edge): a subscription's own
+// Edge defaults (docs/policies.md#eventgrid-edge): a subscription's own
 // retryPolicy wins over the defaults.
 func PolicyWith(sub store.Subscription, d policies.EdgeDefaults) (policies.Policy, error) {
 	p, err := d.ResolveJSON(sub.Policy, sub.RetryPolicy)

@@ -18,6 +18,7 @@ import (
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -27,7 +28,7 @@ type Starter struct {
 	Temporal client.Client
 	Logger   *slog.Logger
 	// Defaults are the IoT Edge limits from the environment
-	// (POLICIES.md §eventgrid-edge); the zero value keeps the policy's.
+	// (docs/policies.md#eventgrid-edge); the zero value keeps the policy's.
 	Defaults policies.EdgeDefaults
 	// BatchGrace is how old a batch must be before the sweeper starts its
 	// Batch workflow if it has none; zero means DefaultBatchGrace.
@@ -93,6 +94,8 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 		EventType: d.EventType, URL: sub.URL, Policy: p, PublishedAt: d.CreatedAt,
 		Version: workflows.DeliveryVersion,
 	}
+	// A delivery handed over by a traced request starts in its trace.
+	ctx = tracing.ContextWithParent(ctx, d.TraceParent)
 	_, err = s.Temporal.ExecuteWorkflow(ctx, workflows.DeliveryStartOptions(s.Queues.OrDefault(), d.WorkflowID, in), workflows.Delivery, in)
 	var exists *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &exists) {

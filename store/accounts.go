@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Account modes (POLICIES.md §sap): retry pushes events and retries them
+// Account modes (docs/policies.md#sap): retry pushes events and retries them
 // under the subscription's policy; queue queues every event at once for the
 // account to pull.
 const (

@@ -63,20 +63,54 @@ func (s *Store) RevokeAPIKey(ctx context.Context, accountID, id string) (APIKey,
 	return k, notFound(err, "api key", id)
 }
 
+// APIKeyHash is the form in which an API key is stored: its SHA-256, in hex.
+func APIKeyHash(secret string) string { return hashSecret(secret) }
+
+// ActiveKeyHashes returns the stored hashes (APIKeyHash) of the account's
+// keys that are not revoked, oldest first: what an Event Grid SAS token of
+// the account may be signed with (api/eventgrid_sas.go).
+func (s *Store) ActiveKeyHashes(ctx context.Context, accountID string) ([]string, error) {
+	hashes := []string{}
+	err := s.db.SelectContext(ctx, &hashes, `SELECT key_hash FROM api_keys
+		WHERE account_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("store: active key hashes of %s: %w", accountID, err)
+	}
+	return hashes, nil
+}
+
 // AuthenticateKey returns the id of the account whose live key secret is, or
 // ErrUnauthorized.
 func (s *Store) AuthenticateKey(ctx context.Context, secret string) (string, error) {
+	k, err := s.APIKeyBySecret(ctx, secret)
+	return k.AccountID, err
+}
+
+// APIKeyBySecret returns the live key whose secret this is, or
+// ErrUnauthorized.
+func (s *Store) APIKeyBySecret(ctx context.Context, secret string) (APIKey, error) {
 	if !strings.HasPrefix(secret, APIKeyPrefix) {
-		return "", ErrUnauthorized
+		return APIKey{}, ErrUnauthorized
 	}
-	var account string
-	err := s.db.GetContext(ctx, &account, `SELECT account_id FROM api_keys
-		WHERE key_hash = $1 AND revoked_at IS NULL`, hashSecret(secret))
+	return s.liveKey(ctx, `key_hash = $1`, hashSecret(secret))
+}
+
+// LiveAPIKey returns the account's key with this id if it is not revoked,
+// else ErrUnauthorized.
+func (s *Store) LiveAPIKey(ctx context.Context, accountID, id string) (APIKey, error) {
+	return s.liveKey(ctx, `account_id = $1 AND id = $2`, accountID, id)
+}
+
+// liveKey returns the unrevoked key matching cond, or ErrUnauthorized.
+func (s *Store) liveKey(ctx context.Context, cond string, args ...any) (APIKey, error) {
+	var k APIKey
+	err := s.db.GetContext(ctx, &k, `SELECT `+apiKeyCols+` FROM api_keys
+		WHERE `+cond+` AND revoked_at IS NULL`, args...)
 	if err != nil {
 		if err = notFound(err, "api key", ""); isNotFound(err) {
-			return "", ErrUnauthorized
+			return APIKey{}, ErrUnauthorized
 		}
-		return "", err
+		return APIKey{}, err
 	}
-	return account, nil
+	return k, nil
 }

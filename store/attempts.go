@@ -21,6 +21,7 @@ type Target struct {
 	Data             RawJSON         `db:"data"`
 	OccurredAt       time.Time       `db:"occurred_at"`
 	SubscriptionID   string          `db:"subscription_id"`
+	AccountID        string          `db:"account_id"`
 	SubscriptionName *string         `db:"name"`
 	Options          RawJSON         `db:"options"`
 	URL              string          `db:"url"`
@@ -51,7 +52,7 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	var t Target
 	err := sqlx.GetContext(ctx, s.prep, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
-			s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
+			s.account_id, s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
 			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END
 				AS previous_signing_secret,
 			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at,

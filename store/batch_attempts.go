@@ -21,7 +21,7 @@ const (
 
 // BeginAttempts records, before the request goes out, one open attempts row
 // (error kind in_flight) per delivery the request carries (one, or a batch's:
-// POLICIES.md §eventgrid-edge output batching, so that each event stays
+// docs/policies.md#iot-edge-output-batching, so that each event stays
 // traceable to its attempts). An attempt of these deliveries still open, cut
 // off by a crash, is closed first as unknown. as are the attempts of one
 // request: the first's attempt number and times stand for all. It takes one
@@ -130,7 +130,7 @@ func failed(rec Attempt) int {
 
 // completeSQL is CompleteAttempts' statement: the rows completed (done),
 // then, only if any was, the endpoint's minute bucket and counters
-// (POLICIES.md §workfront circuit breaker) and the delivery finished; the
+// (docs/policies.md#workfront-circuit-breaker) and the delivery finished; the
 // counters as they are when nothing was completed.
 var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_ms = $3,
 		status_code = $4, error_kind = $5, error_message = $6, response_body = $7,

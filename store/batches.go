@@ -13,8 +13,8 @@ import (
 	"github.com/hookrelay/hookrelay/eventgrid"
 )
 
-// BatchClaim says which deliveries to claim for one batch (POLICIES.md
-// §eventgrid-edge output batching).
+// BatchClaim says which deliveries to claim for one batch
+// (docs/policies.md#iot-edge-output-batching).
 type BatchClaim struct {
 	SubscriptionID string
 	// ID is the batch's id, chosen by the caller so that a retried claim is
@@ -37,12 +37,12 @@ type Batch struct {
 	// Gone is true when the subscription was deleted and nothing is pending.
 	Gone bool
 	// PublishedAt is when its oldest delivery was stored: the batch's
-	// time-to-live counts from it (POLICIES.md §eventgrid-edge).
+	// time-to-live counts from it (docs/policies.md#eventgrid-edge).
 	PublishedAt time.Time
 }
 
-// eventSizeSQL is an event's size as a batch sends it (POLICIES.md
-// §eventgrid-edge: "the preferred batch size counts each event as it is
+// eventSizeSQL is an event's size as a batch sends it (docs/policies.md#eventgrid-edge:
+// "the preferred batch size counts each event as it is
 // sent"): its Event Grid JSON object, fields and data, serialized by
 // PostgreSQL (within a few bytes of hookrelay's own encoding).
 const eventSizeSQL = `octet_length(json_build_object('id', e.external_id, 'eventType', e.type,

@@ -9,7 +9,7 @@ import (
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
-// TestClaimBatchCountsWholeEvents: POLICIES.md §eventgrid-edge: "the
+// TestClaimBatchCountsWholeEvents: docs/policies.md#eventgrid-edge: "the
 // preferred batch size counts each event as it is sent (the whole
 // serialized event), not only its data" (issue 11, item 8). Three events
 // with 2 bytes of data but 600-byte subjects do not fit a 1 KB batch

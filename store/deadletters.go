@@ -30,16 +30,17 @@ const deadLetterCols = `l.id, l.account_id, l.delivery_id, l.event_id, e.externa
 	l.subscription_id, l.endpoint_id, l.reason, l.last_status_code, l.last_error, l.attempts,
 	l.created_at, l.redriven_at, l.redrive_delivery_id`
 
-// DeadLetterFilter narrows ListDeadLetters (its Status, Type and Ended are
-// not used).
+// DeadLetterFilter narrows ListDeadLetters (its Status, Type, Ended,
+// EventTypes and Policy are not used).
 type DeadLetterFilter = ListFilter
 
-// ListDeadLetters returns the account's dead letters matching f, oldest first.
+// ListDeadLetters returns the account's dead letters matching f, oldest
+// first unless f.Newest.
 func (s *Store) ListDeadLetters(ctx context.Context, account string, f DeadLetterFilter) ([]DeadLetter, error) {
-	f.Status, f.Type, f.Ended = "", "", false
+	f.Status, f.Type, f.Ended, f.EventTypes, f.Policy = "", "", false, nil, ""
 	where, args := f.where("l", "dead_letters", account)
 	q := `SELECT ` + deadLetterCols + ` FROM dead_letters l JOIN events e ON e.id = l.event_id
-		WHERE ` + where + fmt.Sprintf(` ORDER BY l.created_at, l.id LIMIT $%d`, len(args))
+		WHERE ` + where + f.order("l") + fmt.Sprintf(` LIMIT $%d`, len(args))
 	out := []DeadLetter{}
 	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("store: list dead letters: %w", err)

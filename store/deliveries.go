@@ -129,7 +129,7 @@ func insertDeadLetter(ctx context.Context, tx *sqlx.Tx, d Delivery, f Finish) (s
 }
 
 // deactivateSubscription stops pushes to a subscription: its later events are
-// queued until it is reactivated (POLICIES.md §sap).
+// queued until it is reactivated (docs/policies.md#sap).
 func deactivateSubscription(ctx context.Context, tx *sqlx.Tx, subscriptionID string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE subscriptions SET active = false, updated_at = now()
 		WHERE id = $1`, subscriptionID)

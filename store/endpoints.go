@@ -8,8 +8,8 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// Endpoint is one URL of an account with its health counters (POLICIES.md
-// §workfront circuit breaker).
+// Endpoint is one URL of an account with its health counters
+// (docs/policies.md#workfront-circuit-breaker).
 type Endpoint struct {
 	ID                  string     `db:"id" json:"id"`
 	AccountID           string     `db:"account_id" json:"-"`
@@ -180,9 +180,10 @@ func (s *Store) WaitingDeliveries(ctx context.Context, endpointID string, after 
 }
 
 // EndpointSubscription returns the endpoint's first subscription, deleted or
-// not, whose policy gives the endpoint its rules (POLICIES.md §common: taken
-// once, from the first subscription; a later one, or the first one's
-// deletion, does not change them).
+// not, whose policy gives the endpoint its rules
+// (docs/policies.md#endpoint-health-rules-belong-to-the-endpoint: taken once,
+// from the first subscription; a later one, or the first one's deletion, does
+// not change them).
 func (s *Store) EndpointSubscription(ctx context.Context, endpointID string) (Subscription, error) {
 	var sub Subscription
 	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+` FROM subscriptions

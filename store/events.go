@@ -55,6 +55,10 @@ type Delivery struct {
 	// key's sequence. Nil on every other delivery.
 	OrderingKey *string `db:"ordering_key" json:"ordering_key,omitempty"`
 	Seq         *int64  `db:"seq" json:"seq,omitempty"`
+	// TraceParent is the W3C traceparent of the request that stored the
+	// delivery, carried in memory to its workflow's start while tracing is
+	// on (docs/tracing.md); never stored.
+	TraceParent string `db:"-" json:"-"`
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
@@ -73,7 +77,7 @@ type PublishResult struct {
 // Publish stores ev and one delivery per matching subscription, atomically.
 // An event id published before returns the first publication. Deliveries to
 // inactive subscriptions, or of accounts in queue mode, are queued at once
-// (POLICIES.md §sap). It takes two round trips to PostgreSQL and no
+// (docs/policies.md#sap). It takes two round trips to PostgreSQL and no
 // transaction of its own: the subscriptions are matched, then the event and
 // its deliveries inserted in one statement. Only when an ordered
 // subscription matches does it take a transaction, to number the deliveries

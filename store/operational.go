@@ -14,7 +14,7 @@ import (
 
 // Operational event types: hookrelay publishes them into the account they
 // concern, like any event, so that any of its subscriptions can receive
-// them (README §Operating).
+// them (docs/operations.md#operational-events).
 const (
 	EventEndpointDisabled      = "hookrelay.endpoint.disabled"
 	EventEndpointFrozen        = "hookrelay.endpoint.frozen"

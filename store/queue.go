@@ -13,7 +13,7 @@ import (
 	"github.com/hookrelay/hookrelay/where"
 )
 
-// QueueColumns maps the fields of the SAP where clause (POLICIES.md §sap) to
+// QueueColumns maps the fields of the SAP where clause (docs/policies.md#sap) to
 // the columns of the pull query. Every delivery goes to a webhook, so channel
 // is the constant 'webhook'.
 var QueueColumns = where.Columns{

@@ -33,6 +33,7 @@ type Recovery struct {
 func (s *Store) Recover(ctx context.Context, account string, f ListFilter) (Recovery, error) {
 	limit := f.Limit
 	f.Status, f.Type, f.After, f.Ended, f.Limit = "", "", "", true, limit+1
+	f.EventTypes, f.Policy, f.Newest = nil, "", false
 	where, args := f.where("d", "deliveries", account)
 	q := `SELECT ` + prefixed("d", deliveryCols) + ` FROM deliveries d WHERE ` + where +
 		` AND d.status IN ` + recoverableSQL +

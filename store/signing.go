@@ -11,7 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// Signature schemes (README §Signed deliveries): SchemeHMAC signs Standard
+// Signature schemes (docs/signing.md): SchemeHMAC signs Standard
 // Webhooks "v1" signatures with a whsec_ secret, SchemeEd25519 "v1a" ones
 // with a whsk_ private key whose whpk_ public key receivers verify with.
 const (

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -229,4 +230,19 @@ func Client(t testing.TB) client.Client {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// History is a workflow's history, as the dev server has it now.
+func History(t testing.TB, c client.Client, workflowID string) *historypb.History {
+	t.Helper()
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, 0)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist.Events = append(hist.Events, e)
+	}
+	return hist
 }

@@ -1,5 +1,5 @@
 // Package where parses the where clause of the SAP Open Connectors delivery
-// queries (POLICIES.md §sap), for example
+// queries (docs/policies.md#sap), for example
 //
 //	GET /notifications/subscriptions/deliveries?where=channel='webhook' and status='queued' and config.url='https://example.com/hook'
 //

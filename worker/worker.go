@@ -20,6 +20,7 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -31,7 +32,7 @@ type Options struct {
 	// turns the sweeper off, and the hourly pruning (Prune).
 	SweepInterval time.Duration
 	// EdgeDefaults are the IoT Edge limits from the environment
-	// (POLICIES.md §eventgrid-edge).
+	// (docs/policies.md#eventgrid-edge).
 	EdgeDefaults policies.EdgeDefaults
 	// QueuePrefix names the task queues (workflows.QueuesFor); empty means
 	// workflows.DefaultQueuePrefix. Tests give each test its own.
@@ -45,6 +46,9 @@ type Options struct {
 	// PublicURL is the API's address from outside (HOOKRELAY_PUBLIC_URL),
 	// for Event Grid's validationUrl.
 	PublicURL string
+	// EventGridTopic is the template of the accounts' Event Grid topics
+	// (HOOKRELAY_EVENTGRID_TOPIC; "" is eventgrid.DefaultTopic).
+	EventGridTopic string
 	// Retention is how long deliveries that ended, their attempts and
 	// their events are kept (HOOKRELAY_RETENTION); zero keeps them forever.
 	Retention time.Duration
@@ -57,6 +61,10 @@ type Options struct {
 	// starts start eagerly in its own process; retries and the rest stay
 	// with `hookrelay worker`.
 	MainQueueOnly bool
+	// Tracing, when set, sends each attempt's trace context to its receiver
+	// (activities.TracedTransport); the Temporal client c traces the
+	// workflows and activities themselves (tracing.Tracing.ClientInterceptors).
+	Tracing *tracing.Tracing
 }
 
 // Queues are the task queues the options name.
@@ -103,6 +111,10 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	acts := activities.New(st, logger, opts.Egress)
 	q := opts.Queues()
 	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
+	acts.EventGridTopic = opts.EventGridTopic
+	if opts.Tracing != nil {
+		acts.HTTP.Transport = activities.TracedTransport(acts.HTTP.Transport)
+	}
 	// First attempts run as local activities in this worker (workflows/delivery_local.go).
 	main := sdkworker.New(c, q.Main, sdkworker.Options{MaxConcurrentLocalActivityExecutionSize: opts.HTTPConcurrency})
 	httpOpts := sdkworker.Options{

@@ -17,19 +17,19 @@ type BatchInput struct {
 	DeliveryIDs    []string
 	Policy         policies.Policy
 	// PublishedAt is when the batch's oldest delivery was stored: the
-	// time-to-live counts from it, as for a single delivery (POLICIES.md
-	// §eventgrid-edge). Zero (batches started before it was set): from the
-	// workflow's start.
+	// time-to-live counts from it, as for a single delivery
+	// (docs/policies.md#eventgrid-edge). Zero (batches started before it was
+	// set): from the workflow's start.
 	PublishedAt time.Time
 }
 
-// Batch delivers one batch of an output-batching subscription (POLICIES.md
-// §eventgrid-edge) as Delivery does one event: one DeliverBatch activity per
-// attempt, durable timers on the policy's schedule, and the same ending for
-// every delivery in it. Each attempt is recorded for each delivery, and
-// counted once against the endpoint. While the endpoint is disabled or
-// frozen the batch waits, as a Delivery does, for a release or probe signal
-// (sent to "batch/<batch id>") or the policy's deadline.
+// Batch delivers one batch of an output-batching subscription
+// (docs/policies.md#eventgrid-edge) as Delivery does one event: one
+// DeliverBatch activity per attempt, durable timers on the policy's schedule,
+// and the same ending for every delivery in it. Each attempt is recorded for
+// each delivery, and counted once against the endpoint. While the endpoint is
+// disabled or frozen the batch waits, as a Delivery does, for a release or
+// probe signal (sent to "batch/<batch id>") or the policy's deadline.
 func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
 	b := &batch{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.BatchID)}, in: in}
 	return b.run(b, in.PublishedAt)

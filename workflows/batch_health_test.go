@@ -20,7 +20,7 @@ import (
 )
 
 // batchFixture is one output-batching Event Grid on IoT Edge subscription
-// (POLICIES.md §eventgrid-edge) of a real store pointing at a scripted
+// (docs/policies.md#eventgrid-edge) of a real store pointing at a scripted
 // receiver, and one batch of n published events claimed for it.
 type batchFixture struct {
 	*fixture
@@ -125,8 +125,8 @@ func (f *batchFixture) endpoint(t *testing.T) store.Endpoint {
 	return e
 }
 
-// TestBatchWaitsWhileDisabledThenReleased: POLICIES.md §workfront circuit
-// breaker, applied to §eventgrid-edge batches (issue 4: policies without
+// TestBatchWaitsWhileDisabledThenReleased: docs/policies.md#workfront-circuit-breaker,
+// applied to docs/policies.md#eventgrid-edge batches (issue 4: policies without
 // vendor health rules use the same workflow). A batch to a disabled endpoint
 // makes no request and records every delivery waiting, listed for the
 // endpoint workflow's release under the batch's own workflow id; the release
@@ -170,7 +170,7 @@ func TestBatchWaitsWhileDisabledThenReleased(t *testing.T) {
 	}
 }
 
-// TestBatchFrozenNeverTried: POLICIES.md §workfront: "a frozen URL is never
+// TestBatchFrozenNeverTried: docs/policies.md#workfront: "a frozen URL is never
 // tried until it is re-enabled by hand", not even by a probe. The batch
 // waits out its time-to-live without a request and ends as the policy says.
 func TestBatchFrozenNeverTried(t *testing.T) {
@@ -228,7 +228,7 @@ func TestBatchFailureCountedOncePerRequest(t *testing.T) {
 	}
 }
 
-// TestBatchTTLFromPublication: POLICIES.md §eventgrid-edge: "the
+// TestBatchTTLFromPublication: docs/policies.md#eventgrid-edge: "the
 // time-to-live counts from publication for batched events as for single
 // ones" (issue 11, item 8). A batch claimed 7,100 s after its events were
 // published (a worker outage) waits for its frozen endpoint only the 100 s

@@ -71,7 +71,7 @@ func BatchStartOptions(q Queues, batchID, subscriptionID string) client.StartWor
 }
 
 // Batcher groups the pending deliveries of an output-batching subscription
-// (POLICIES.md §eventgrid-edge) into batches and runs each as a Batch child
+// (docs/policies.md#eventgrid-edge) into batches and runs each as a Batch child
 // workflow. Full batches go at once; a partial one waits batchLinger to fill.
 // Woken by SignalWake; ends after batcherIdle without work or when the
 // subscription is deleted; continues as new to bound its history.

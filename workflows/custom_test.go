@@ -8,7 +8,7 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 )
 
-// TestCustomPolicies: POLICIES.md §Custom policies: a fixed interval,
+// TestCustomPolicies: docs/policies.md#custom-policies: a fixed interval,
 // exponential (base, factor, cap), or an explicit list of gaps or offsets,
 // with max attempts, which codes are success, which go straight to dead
 // letter, and what happens when retries run out.
@@ -64,7 +64,7 @@ func TestCustomPolicies(t *testing.T) {
 	}
 }
 
-// TestCustomJitter: POLICIES.md §Custom policies: jitter. Each wait stays
+// TestCustomJitter: docs/policies.md#custom-policies: jitter. Each wait stays
 // within ±jitter_fraction of its gap and repeats exactly on a second run of
 // the same delivery.
 func TestCustomJitter(t *testing.T) {

@@ -26,8 +26,8 @@ type DeliveryInput struct {
 	URL            string
 	Policy         policies.Policy
 	// PublishedAt is when the delivery was stored (at publication, or at a
-	// redrive or redeliver): the time-to-live counts from it (POLICIES.md
-	// §eventgrid), however late the workflow started (after a crash, or a
+	// redrive or redeliver): the time-to-live counts from it (docs/policies.md#eventgrid),
+	// however late the workflow started (after a crash, or a
 	// validation handshake). Zero: from the workflow's start.
 	PublishedAt time.Time
 	// Version is the version of the workflow's code the delivery was

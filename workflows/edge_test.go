@@ -8,7 +8,7 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 )
 
-// TestEdgeSuccessAfterFailures: POLICIES.md §eventgrid-edge. The first
+// TestEdgeSuccessAfterFailures: docs/policies.md#eventgrid-edge. The first
 // failure waits 1 minute, any later one 10 minutes.
 func TestEdgeSuccessAfterFailures(t *testing.T) {
 	t.Parallel()
@@ -17,7 +17,7 @@ func TestEdgeSuccessAfterFailures(t *testing.T) {
 	f.check(t, out, want{status: "delivered", attempts: 4, timers: []time.Duration{time.Minute, 10 * time.Minute, 10 * time.Minute}})
 }
 
-// TestEdgeTimeToLiveEndsRetries: POLICIES.md §eventgrid-edge. With the
+// TestEdgeTimeToLiveEndsRetries: docs/policies.md#eventgrid-edge. With the
 // default time-to-live of 7,200 s, retries at 60 s, 660 s, ..., 6,660 s fit
 // and the next (7,260 s) does not: 13 deliveries, well under the 30-attempt
 // limit, then a dead letter (the original drops the event).
@@ -32,7 +32,7 @@ func TestEdgeTimeToLiveEndsRetries(t *testing.T) {
 	}
 }
 
-// TestEdgeMaxAttempts: POLICIES.md §eventgrid-edge: a subscription's own
+// TestEdgeMaxAttempts: docs/policies.md#eventgrid-edge: a subscription's own
 // retryPolicy overrides the broker default; maxDeliveryAttempts 5 ends the
 // retries before the time-to-live.
 func TestEdgeMaxAttempts(t *testing.T) {
@@ -43,7 +43,7 @@ func TestEdgeMaxAttempts(t *testing.T) {
 	f.check(t, out, want{status: "dead_lettered", attempts: 5, reason: string(policies.MaxAttemptsExceeded), timers: timers})
 }
 
-// TestEdgeTimeToLiveOverride: POLICIES.md §eventgrid-edge: the
+// TestEdgeTimeToLiveOverride: docs/policies.md#eventgrid-edge: the
 // subscription's eventExpiry (here ttl_seconds 3600) overrides the default:
 // retries at 60 s ... 3,060 s fit, 3,660 s does not.
 func TestEdgeTimeToLiveOverride(t *testing.T) {

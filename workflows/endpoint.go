@@ -37,7 +37,7 @@ type EndpointStatus struct {
 	Signals     int             `json:"signals_this_run"`
 }
 
-// Endpoint owns one endpoint's state (POLICIES.md §workfront circuit breaker):
+// Endpoint owns one endpoint's state (docs/policies.md#workfront-circuit-breaker):
 // it decides on disabling and freezing when the Deliver activity signals that
 // a threshold was crossed (the counting itself is done in PostgreSQL), probes a
 // disabled endpoint with its oldest waiting delivery every ProbeInterval,

@@ -103,7 +103,7 @@ func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.
 }
 
 // TestEndpointThresholds drives the real workflow with real activities over
-// counters set in PostgreSQL, at every threshold (POLICIES.md §workfront) and
+// counters set in PostgreSQL, at every threshold (docs/policies.md#workfront) and
 // one step below it.
 func TestEndpointThresholds(t *testing.T) {
 	t.Parallel()
@@ -159,7 +159,7 @@ func TestEndpointThresholds(t *testing.T) {
 }
 
 // workfrontGone is Workfront's breaker with 410 Gone disabling, as custom
-// policies have it (POLICIES.md §common).
+// policies have it (docs/policies.md#common-rules).
 var workfrontGone = func() policies.Health {
 	h := policies.WorkfrontHealth
 	h.DisableOnGone = true

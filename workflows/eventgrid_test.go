@@ -10,7 +10,7 @@ import (
 	"github.com/hookrelay/hookrelay/policies"
 )
 
-// eventGridGaps are the nominal gaps of POLICIES.md §eventgrid: 10 s, 30 s,
+// eventGridGaps are the nominal gaps of docs/policies.md#eventgrid: 10 s, 30 s,
 // 1 min, 5 min, 10 min, 30 min, 1 h, then hourly; n of them.
 func eventGridGaps(n int) []time.Duration {
 	g := []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute,
@@ -37,7 +37,7 @@ func checkJitter(t *testing.T, p policies.Policy, timers []time.Duration) {
 	}
 }
 
-// TestEventGridSuccessAfterFailures: POLICIES.md §eventgrid. Two failures
+// TestEventGridSuccessAfterFailures: docs/policies.md#eventgrid. Two failures
 // then success, after jittered gaps of about 10 s and 30 s.
 func TestEventGridSuccessAfterFailures(t *testing.T) {
 	t.Parallel()
@@ -50,7 +50,7 @@ func TestEventGridSuccessAfterFailures(t *testing.T) {
 	checkJitter(t, f.policy, out.timers)
 }
 
-// TestEventGridJitterDeterministic: POLICIES.md §eventgrid: each gap carries
+// TestEventGridJitterDeterministic: docs/policies.md#eventgrid: each gap carries
 // a small random jitter. It stays within ±10%, and is the same on a second
 // run of the same delivery (a replay-safe seed from the delivery id), while
 // another delivery gets other waits. With max_attempts 10 and dead-lettering
@@ -77,7 +77,7 @@ func TestEventGridJitterDeterministic(t *testing.T) {
 	}
 }
 
-// TestEventGridDefaultLimits: POLICIES.md §eventgrid: retries go on until
+// TestEventGridDefaultLimits: docs/policies.md#eventgrid: retries go on until
 // 30 attempts or 24 h, whichever comes first. The hourly tail puts the 30th
 // attempt near 23.8 h, so the jitter of this delivery decides which limit
 // ends it; either way the stop must agree with the waits.
@@ -104,7 +104,7 @@ func TestEventGridDefaultLimits(t *testing.T) {
 	}
 }
 
-// TestEventGridTimeToLiveOverride: POLICIES.md §eventgrid:
+// TestEventGridTimeToLiveOverride: docs/policies.md#eventgrid:
 // eventTimeToLiveInMinutes cuts the retries short. With 2 minutes, retries
 // at about 10 s, 40 s and 100 s fit; the next (about 400 s) does not.
 func TestEventGridTimeToLiveOverride(t *testing.T) {
@@ -118,7 +118,7 @@ func TestEventGridTimeToLiveOverride(t *testing.T) {
 	checkJitter(t, f.policy, out.timers)
 }
 
-// TestEventGridBadRequestDeadLettered: POLICIES.md §eventgrid: with
+// TestEventGridBadRequestDeadLettered: docs/policies.md#eventgrid: with
 // dead-lettering on, a 400 or 413 sends the event to the dead-letter store at
 // once, without retries.
 func TestEventGridBadRequestDeadLettered(t *testing.T) {
@@ -131,7 +131,7 @@ func TestEventGridBadRequestDeadLettered(t *testing.T) {
 	}
 }
 
-// TestEventGridBadRequestDropped: POLICIES.md §eventgrid: dead-lettering is
+// TestEventGridBadRequestDropped: docs/policies.md#eventgrid: dead-lettering is
 // off by default; a 400 then drops the event at once (hookrelay keeps the
 // record: the delivery row and its attempt) and makes no dead letter.
 func TestEventGridBadRequestDropped(t *testing.T) {
@@ -141,7 +141,7 @@ func TestEventGridBadRequestDropped(t *testing.T) {
 	f.check(t, out, want{status: "dropped", attempts: 1, reason: "Undeliverable: HTTP 400", timers: []time.Duration{}})
 }
 
-// TestEventGridExhaustedDeadLettered: POLICIES.md §eventgrid: with
+// TestEventGridExhaustedDeadLettered: docs/policies.md#eventgrid: with
 // dead-lettering on, an event whose retries are exhausted goes to the
 // dead-letter store.
 func TestEventGridExhaustedDeadLettered(t *testing.T) {

@@ -31,7 +31,7 @@ func ValidationStartOptions(q Queues, in ValidationInput) client.StartWorkflowOp
 }
 
 // EventGridValidation performs the validation handshake of a new Event Grid
-// WebHook subscription (POLICIES.md §eventgrid): the validation event is sent
+// WebHook subscription (docs/policies.md#eventgrid): the validation event is sent
 // up to 6 times over about 5 minutes; if the endpoint never echoes the code
 // the subscription is marked failed and its waiting events are dropped.
 func EventGridValidation(ctx workflow.Context, in ValidationInput) (ValidationResult, error) {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -129,16 +128,7 @@ func signalWhenWaiting(t *testing.T, c client.Client, f *fixture, signal string)
 // writeHistory fetches a closed workflow's history and writes it as JSON.
 func writeHistory(t *testing.T, c client.Client, workflowID, path string) {
 	t.Helper()
-	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, 0)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		hist.Events = append(hist.Events, e)
-	}
-	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(testenv.History(t, c, workflowID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
-// TestDeliveryOnRealServers: POLICIES.md §Custom policies, end to end: the
+// TestDeliveryOnRealServers: docs/policies.md#custom-policies, end to end: the
 // real Temporal dev server, PostgreSQL and worker, the workflow started as
 // the API starts it. A receiver that fails twice under gaps of 1 s and 2 s
 // gets three attempts, recorded in PostgreSQL, whose start times are the

@@ -37,7 +37,7 @@ func failAttemptInserts(t *testing.T, f *fixture, n int) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestInternalFailureIsNotAnAttempt: a failure of hookrelay itself does not
-// use up the endpoint's retries (POLICIES.md §sap: 5 retries, then the
+// use up the endpoint's retries (docs/policies.md#sap: 5 retries, then the
 // subscription is deactivated). Recording fails twice; the workflow backs off
 // 10 s then 20 s, and the delivery ends delivered after one counted attempt,
 // its subscription still active.
@@ -61,7 +61,7 @@ func TestInternalFailureIsNotAnAttempt(t *testing.T) {
 }
 
 // TestInternalFailurePastDeadline: when hookrelay keeps failing, the delivery
-// still ends by its policy's deadline (POLICIES.md §eventgrid-edge: 7,200 s),
+// still ends by its policy's deadline (docs/policies.md#eventgrid-edge: 7,200 s),
 // with the reason saying why, instead of running for ever.
 func TestInternalFailurePastDeadline(t *testing.T) {
 	t.Parallel()
@@ -82,7 +82,7 @@ func TestInternalFailurePastDeadline(t *testing.T) {
 // TestReEnabledBeforeWaiting: the endpoint is re-enabled (and its waiting
 // deliveries released) between the attempt that found it disabled and the
 // moment the delivery is recorded as waiting, so no release reaches it. It
-// must not wait for its 48-hour limit (POLICIES.md §workfront): it sees the
+// must not wait for its 48-hour limit (docs/policies.md#workfront): it sees the
 // endpoint enabled when it records itself waiting, and delivers at once.
 func TestReEnabledBeforeWaiting(t *testing.T) {
 	t.Parallel()
@@ -104,12 +104,12 @@ func TestReEnabledBeforeWaiting(t *testing.T) {
 	}
 }
 
-// TestTTLCountsFromPublication: the time-to-live counts from when the
-// delivery was stored, not from when its workflow started (POLICIES.md
-// §eventgrid-edge: retries go on until the event's time-to-live). Published
-// 20 minutes before the workflow starts with a 30-minute TTL, an always
-// failing edge delivery gets its first attempt and the 1-minute retry; the
-// next, 10 minutes later, would come after the TTL.
+// TestTTLCountsFromPublication: the time-to-live counts from when the delivery
+// was stored, not from when its workflow started
+// (docs/policies.md#eventgrid-edge: retries go on until the event's
+// time-to-live). Published 20 minutes before the workflow starts with a
+// 30-minute TTL, an always failing edge delivery gets its first attempt and the
+// 1-minute retry; the next, 10 minutes later, would come after the TTL.
 func TestTTLCountsFromPublication(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, `{"ttl_seconds": 1800}`, always(http.StatusServiceUnavailable))
@@ -130,7 +130,7 @@ func TestTTLCountsFromPublication(t *testing.T) {
 
 // TestBatchInternalFailureIsNotAnAttempt: as for single deliveries, a
 // failure of hookrelay itself while a batch is attempted (recording fails
-// once) does not use up the batch's attempts (POLICIES.md §eventgrid-edge):
+// once) does not use up the batch's attempts (docs/policies.md#eventgrid-edge):
 // the batch backs off 10 s and is delivered after one counted attempt.
 func TestBatchInternalFailureIsNotAnAttempt(t *testing.T) {
 	t.Parallel()

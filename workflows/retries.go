@@ -112,7 +112,7 @@ func (r *retries) judge() (due time.Time, status policies.Status, reason string)
 	return r.retryAfter(due, now), "", ""
 }
 
-// changeNoCatchUp marks POLICIES.md §common "No catch-up bursts" (issue 11):
+// changeNoCatchUp marks docs/policies.md#no-catch-up-bursts (issue 11):
 // from version 1 the retry slots of an offset schedule that passed while the
 // delivery could not attempt are skipped (policies.NextSlot); deliveries
 // started before replay as they ran (every overdue slot at once).

@@ -10,7 +10,7 @@ import (
 	"github.com/hookrelay/hookrelay/store"
 )
 
-// TestSAPSuccessAfterFailure: POLICIES.md §sap, retry mode. The first retry
+// TestSAPSuccessAfterFailure: docs/policies.md#sap, retry mode. The first retry
 // comes 2^3 = 8 s after the failed original; its success delivers the event
 // and the subscription stays active.
 func TestSAPSuccessAfterFailure(t *testing.T) {
@@ -23,7 +23,7 @@ func TestSAPSuccessAfterFailure(t *testing.T) {
 	}
 }
 
-// TestSAPExhaustedDeactivatesAndQueues: POLICIES.md §sap. Retry x at 2^(3x)
+// TestSAPExhaustedDeactivatesAndQueues: docs/policies.md#sap. Retry x at 2^(3x)
 // s after the original failure (offsets 8, 64, 512, 4096, 32768 s: timers 8,
 // 56, 448, 3584, 28672 s); when all five fail the subscription is
 // deactivated and the event queued, and later events for it are queued at
@@ -49,7 +49,7 @@ func TestSAPExhaustedDeactivatesAndQueues(t *testing.T) {
 	}
 }
 
-// TestSAPMoreRetries: POLICIES.md §sap: "the default is 5 retries,
+// TestSAPMoreRetries: docs/policies.md#sap: "the default is 5 retries,
 // configurable". max_attempts 8 extends the 2^(3x) formula to 7 retries.
 func TestSAPMoreRetries(t *testing.T) {
 	t.Parallel()
@@ -63,7 +63,7 @@ func TestSAPMoreRetries(t *testing.T) {
 	}
 }
 
-// TestSAPDeadLetterCodeQueues: POLICIES.md §sap: "a status code that a
+// TestSAPDeadLetterCodeQueues: docs/policies.md#sap: "a status code that a
 // subscription sends straight to the end (dead_letter_codes) also ends the
 // SAP way: queued, subscription deactivated" (issue 11, item 7), not
 // dropped.

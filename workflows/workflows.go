@@ -17,7 +17,7 @@ const DefaultQueuePrefix = "hookrelay"
 
 // Queues are hookrelay's task queues. Workflows and bookkeeping run on Main;
 // first attempts on Deliveries and retries on Retries, so that failing
-// messages never hold up the near real-time flow (POLICIES.md §workfront).
+// messages never hold up the near real-time flow (docs/policies.md#workfront).
 type Queues struct {
 	Main, Deliveries, Retries string
 }
@@ -88,11 +88,11 @@ func DeliveryWorkflowID(eventID, subscriptionID, followUpID string) string {
 // URL. DeliveryStatus and Attempts are not set at the start: a delivery gets
 // them when it first leaves the common path (a failed or held-back attempt),
 // so one that succeeds at its first attempt costs the server no status
-// upsert and closes as Completed with no DeliveryStatus (README, "In the
-// Temporal Web UI"). Eager start hands the first workflow task straight to a
-// worker of the starting client (the API's own), which then makes the first
-// attempt without a trip through matching; without such a worker the start
-// is a normal one.
+// upsert and closes as Completed with no DeliveryStatus
+// (README.md#in-the-temporal-web-ui). Eager start hands the first workflow
+// task straight to a worker of the starting client (the API's own), which
+// then makes the first attempt without a trip through matching; without such
+// a worker the start is a normal one.
 func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    workflowID,

@@ -11,7 +11,7 @@ import (
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
-// workfrontOffsets are retries 1..11 of POLICIES.md §workfront:
+// workfrontOffsets are retries 1..11 of docs/policies.md#workfront:
 // (2^k - 1) * 84.8 s after the first failure.
 func workfrontOffsets() []time.Duration {
 	out := make([]time.Duration, 11)
@@ -21,7 +21,7 @@ func workfrontOffsets() []time.Duration {
 	return out
 }
 
-// TestWorkfrontSuccessAfterFailures: POLICIES.md §workfront. Two failures,
+// TestWorkfrontSuccessAfterFailures: docs/policies.md#workfront. Two failures,
 // then success: the retries come 84.8 s and 254.4 s after the first failure
 // (timers of 84.8 s and 169.6 s), and the delivery ends delivered.
 func TestWorkfrontSuccessAfterFailures(t *testing.T) {
@@ -34,7 +34,7 @@ func TestWorkfrontSuccessAfterFailures(t *testing.T) {
 	}
 }
 
-// TestWorkfrontAllAttemptsFail: POLICIES.md §workfront. Every delivery fails:
+// TestWorkfrontAllAttemptsFail: docs/policies.md#workfront. Every delivery fails:
 // 12 deliveries, retry k at (2^k - 1) * 84.8 s after the first failure (the
 // offset reading: timers 84.8 s, 169.6 s, 339.2 s, ... doubling), then a
 // dead letter instead of the original's drop.
@@ -57,7 +57,7 @@ func TestWorkfrontAllAttemptsFail(t *testing.T) {
 	}
 }
 
-// TestWorkfrontWaitingReleased: POLICIES.md §workfront, the circuit breaker.
+// TestWorkfrontWaitingReleased: docs/policies.md#workfront, the circuit breaker.
 // A delivery to a disabled URL makes no request and waits; it is bounded by
 // its own 48-hour limit (a timer to the last retry's offset, 173,585.6 s);
 // the release signal after the URL is re-enabled lets it deliver.
@@ -80,11 +80,11 @@ func TestWorkfrontWaitingReleased(t *testing.T) {
 	}
 }
 
-// TestWorkfrontWaitingDeadline: POLICIES.md §workfront: "messages for a
+// TestWorkfrontWaitingDeadline: docs/policies.md#workfront: "messages for a
 // disabled or frozen URL wait; their own 48-hour limit still runs". A frozen
 // URL that is never re-enabled: no request, and at the limit the delivery is
 // dead-lettered, its reason naming that limit (RetryWindowExceeded: Workfront
-// has no TTL, POLICIES.md §common / issue 11).
+// has no TTL, docs/policies.md#common-rules / issue 11).
 func TestWorkfrontWaitingDeadline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", always(http.StatusOK))
@@ -94,7 +94,7 @@ func TestWorkfrontWaitingDeadline(t *testing.T) {
 		reason: string(policies.RetryWindowExceeded), timers: secList(173585.6)})
 }
 
-// TestWorkfrontProbe: POLICIES.md §workfront: "a disabled URL is still
+// TestWorkfrontProbe: docs/policies.md#workfront: "a disabled URL is still
 // tried, but only as a probe". A probe signal makes one attempt although the
 // endpoint is still disabled; its success delivers the message.
 func TestWorkfrontProbe(t *testing.T) {
@@ -107,7 +107,7 @@ func TestWorkfrontProbe(t *testing.T) {
 	f.check(t, out, want{status: "delivered", attempts: 1, timers: secList(173585.6)})
 }
 
-// TestWorkfrontLegacySuccessAfterFailures: POLICIES.md §workfront-legacy. A
+// TestWorkfrontLegacySuccessAfterFailures: docs/policies.md#workfront-legacy. A
 // retry every 10 minutes: three failures, then success.
 func TestWorkfrontLegacySuccessAfterFailures(t *testing.T) {
 	t.Parallel()
@@ -116,7 +116,7 @@ func TestWorkfrontLegacySuccessAfterFailures(t *testing.T) {
 	f.check(t, out, want{status: "delivered", attempts: 4, timers: repeat(10*time.Minute, 3)})
 }
 
-// TestWorkfrontLegacyAllAttemptsFail: POLICIES.md §workfront-legacy: at most
+// TestWorkfrontLegacyAllAttemptsFail: docs/policies.md#workfront-legacy: at most
 // 12 retries 10 minutes apart (two hours), then a permanent failure,
 // dead-lettered here.
 func TestWorkfrontLegacyAllAttemptsFail(t *testing.T) {
@@ -131,7 +131,7 @@ func TestWorkfrontLegacyAllAttemptsFail(t *testing.T) {
 	}
 }
 
-// TestWorkfrontScheduleSurvivesSlowBookkeeping: POLICIES.md §workfront:
+// TestWorkfrontScheduleSurvivesSlowBookkeeping: docs/policies.md#workfront:
 // retry 1 is made 84.8 s after the first failure, even when recording the
 // retrying status takes a while (here PostgreSQL rejects the first try and
 // Temporal retries it a second later): the retry is not pushed back by it.
@@ -149,7 +149,7 @@ func TestWorkfrontScheduleSurvivesSlowBookkeeping(t *testing.T) {
 	}
 }
 
-// TestWorkfrontNoCatchUpAfterWait: POLICIES.md §common "No catch-up bursts"
+// TestWorkfrontNoCatchUpAfterWait: docs/policies.md#no-catch-up-bursts
 // (issue 11, item 2). A failing workfront delivery whose endpoint is
 // disabled for 30 hours makes one overdue attempt when released; the slots
 // that passed (retries 2 to 10) are skipped, not fired back to back, and the

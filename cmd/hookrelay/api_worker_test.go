@@ -6,15 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // TestAPIMakesFirstAttempts: issue 22. `hookrelay api` runs a worker on the
@@ -24,34 +30,14 @@ import (
 // a publication reaches its receiver and ends delivered.
 func TestAPIMakesFirstAttempts(t *testing.T) {
 	t.Parallel()
-	srv := testenv.TemporalServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	port, err := devenv.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	e := env(map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": fmt.Sprintf("apiworker-%d", time.Now().UnixNano()), "HOOKRELAY_HTTP_ADDR": addr,
-		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"})
-	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"setup", "--create-namespace"}, e, &out, &errOut); err != nil {
-		t.Fatalf("setup: %v\n%s", err, errOut.String())
-	}
 	got := make(chan string, 1)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Get("Webhook-Id")
 	}))
 	defer rcv.Close()
-	apiCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- run(apiCtx, []string{"api"}, e, io.Discard, io.Discard) }()
-	defer func() { stop(); <-done }()
-	base := "http://" + addr
-	if err := devenv.WaitReady(base+"/readyz", time.Minute, nil); err != nil {
-		t.Fatal(err)
-	}
+	base, _, _ := runAPI(ctx, t, nil)
 	post(t, base+"/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["a"], "policy": "eventgrid"}`)
 	post(t, base+"/v1/events", `{"id": "ev-1", "type": "a", "data": {}}`)
 	select {
@@ -63,6 +49,83 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		t.Fatal("no attempt reached the receiver: the API made no first attempt")
 	}
 	waitDelivered(ctx, t, base+"/v1/events/ev-1")
+}
+
+// runAPI runs `hookrelay api` in the open mode, with more settings, in the
+// environment setUpAPI prepares, until the test ends or stop is called; stop
+// waits for it to end and returns its error. It returns the API's base URL,
+// once it is ready, and the namespace.
+func runAPI(ctx context.Context, t *testing.T, more map[string]string) (base, ns string, stop func() error) {
+	t.Helper()
+	kv := map[string]string{"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_EGRESS_ALLOW": "127.0.0.0/8"}
+	maps.Copy(kv, more)
+	getenv, addr := setUpAPI(ctx, t, "api", kv)
+	apiCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- run(apiCtx, []string{"api"}, getenv, io.Discard, io.Discard) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	base = "http://" + addr
+	if err := devenv.WaitReady(base+"/readyz", time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	return base, getenv("TEMPORAL_NAMESPACE"), stop
+}
+
+// setUpAPI is the environment of a `hookrelay api` on a free loopback
+// port (addr) with settings, on a real database and a fresh namespace of a
+// real Temporal server, which `hookrelay setup` prepared and whose search
+// attributes are usable.
+func setUpAPI(ctx context.Context, t *testing.T, name string, settings map[string]string) (getenv func(string) string, addr string) {
+	t.Helper()
+	srv := testenv.TemporalServer(t)
+	port, err := devenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = "127.0.0.1:" + strconv.Itoa(port)
+	ns := fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+	kv := map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
+		"TEMPORAL_NAMESPACE": ns, "HOOKRELAY_HTTP_ADDR": addr}
+	maps.Copy(kv, settings)
+	var errOut bytes.Buffer
+	if err := run(ctx, []string{"setup", "--create-namespace"}, env(kv), io.Discard, &errOut); err != nil {
+		t.Fatalf("setup: %v\n%s", err, errOut.String())
+	}
+	waitAttributesUsable(ctx, t, srv.Address, ns)
+	return env(kv), addr
+}
+
+// waitAttributesUsable waits until the new namespace ns accepts starts that
+// carry hookrelay's search attributes: the server learns a new namespace's
+// attributes when its namespace registry refreshes, some seconds after
+// setup. A start refused before then is left to the worker's sweeper, and
+// this test runs no worker. The probe workflow is terminated at once.
+func waitAttributesUsable(ctx context.Context, t *testing.T, addr, ns string) {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := client.StartWorkflowOptions{TaskQueue: "probe", ID: "probe-attributes",
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrEndpointID.ValueSet("ep_probe"))}
+	for {
+		run, err := c.ExecuteWorkflow(ctx, opts, "Probe")
+		if err == nil {
+			_ = c.TerminateWorkflow(ctx, opts.ID, run.GetRunID(), "probe")
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("namespace %s never accepted the search attributes: %v", ns, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // post POSTs body to url and fails the test unless it is accepted.

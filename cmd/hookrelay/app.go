@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -14,10 +14,12 @@ import (
 
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/config"
+	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 	"github.com/hookrelay/hookrelay/worker"
 )
 
@@ -27,6 +29,10 @@ type app struct {
 	logger  *slog.Logger
 	stdout  io.Writer
 	metrics *metrics.Metrics
+	// tls is the API's certificate (loadTLS); nil serves plain HTTP.
+	tls *tls.Config
+	// tracing is nil unless traces are exported (startTracing).
+	tracing *tracing.Tracing
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
@@ -42,6 +48,9 @@ func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) 
 func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) {
 	if a.cfg.DatabaseURL == "" {
 		return nil, nil, errors.New("DATABASE_URL is not set (use `hookrelay dev` for the embedded default)")
+	}
+	if err := a.startTracing(ctx); err != nil {
+		return nil, nil, err
 	}
 	st, err := store.Open(ctx, a.cfg.DatabaseURL)
 	if err != nil {
@@ -99,6 +108,9 @@ func (a *app) api(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.loadTLS(); err != nil {
+		return err
+	}
 	st, c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -123,16 +135,17 @@ func (a *app) api(ctx context.Context) error {
 func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth api.Auth, g *egress.Guard) error {
 	a.metrics.WithSource(st, a.logger)
 	a.metrics.WithPool("api", st.DB().DB)
-	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics,
-		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics}}
+	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics, Tracing: a.tracing,
+		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
+		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
-	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
+	ln, err := a.listen()
 	if err != nil {
-		return fmt.Errorf("api: listen on %s: %w", a.cfg.HTTPAddr, err)
+		return err
 	}
-	a.logger.InfoContext(ctx, "api_listening", "addr", ln.Addr().String())
+	a.logger.InfoContext(ctx, "api_listening", "addr", ln.Addr().String(), "scheme", a.scheme())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

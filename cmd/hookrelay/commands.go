@@ -13,6 +13,7 @@ func (e *session) withApp(f func(a *app, ctx context.Context) error) error {
 	if err != nil {
 		return err
 	}
+	defer a.stopTracing()
 	return f(a, e.ctx)
 }
 

@@ -26,6 +26,9 @@ func (a *app) dev(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.loadTLS(); err != nil {
+		return err
+	}
 	dataDir, stopPG, err := a.startDevPostgres(ctx)
 	if err != nil {
 		return err
@@ -94,8 +97,8 @@ func (a *app) startDevPostgres(ctx context.Context) (dataDir string, stop func()
 
 // banner says where everything is, and what is left open.
 func (a *app) banner(auth api.Auth, tmp *devenv.Temporal) {
-	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             http://%s\n  Temporal Web UI: %s\n  Temporal:        %s\n  PostgreSQL:      %s\n",
-		a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
+	fmt.Fprintf(a.stdout, "hookrelay is running\n  API:             %[1]s://%[2]s\n  Web console:     %[1]s://%[2]s/console\n  Temporal Web UI: %[3]s\n  Temporal:        %[4]s\n  PostgreSQL:      %[5]s\n",
+		a.scheme(), a.cfg.HTTPAddr, tmp.UIAddress, tmp.Address, a.cfg.DatabaseURL)
 	if auth.Open {
 		fmt.Fprintf(a.stdout, "  OPEN MODE: no credentials needed (loopback only, for trying hookrelay);\n"+
 			"             deliveries may reach loopback. Set %s to require API keys.\n", config.EnvAdminKey)
@@ -128,5 +131,8 @@ func (a *app) startTemporal(ctx context.Context, dataDir string) (*devenv.Tempor
 		return nil, err
 	}
 	a.cfg.TemporalAddress = t.Address
+	if a.cfg.TemporalUIURL == "" {
+		a.cfg.TemporalUIURL = t.UIAddress // the web console links its workflows there
+	}
 	return t, nil
 }

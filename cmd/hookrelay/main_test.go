@@ -11,7 +11,7 @@ import (
 func noEnv(string) string { return "" }
 
 // TestPoliciesShowWorkfront: `hookrelay policies show workfront` prints the 11
-// retries at their offsets from the first failure (POLICIES.md §workfront).
+// retries at their offsets from the first failure (docs/policies.md#workfront).
 func TestPoliciesShowWorkfront(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), []string{"policies", "show", "workfront"}, noEnv, &out, &errOut); err != nil {

@@ -44,6 +44,9 @@ func (c *keysCreateCmd) Run(e *session, api *hookrelay.Client) error {
 		t.row("name", r.JSON201.Name)
 		t.row("account_id", r.JSON201.AccountID)
 		t.row("key", r.JSON201.Key)
+		if k := r.JSON201.EventgridSasKey; k != nil {
+			t.row("eventgrid_sas_key", *k)
+		}
 	})(api.CreateKeyWithResponse(e.ctx, c.Account, hookrelay.NameRequest{Name: c.Name}))
 }
 

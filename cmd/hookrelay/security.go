@@ -27,7 +27,8 @@ func (a *app) apiAuth() (api.Auth, error) {
 	if sec.InsecureNoAuth {
 		a.logger.Warn("api_open_without_credentials", "setting", config.EnvInsecureNoAuth)
 	}
-	return api.Auth{AdminKey: sec.AdminKey, MetricsToken: a.cfg.Metrics.Token, Open: sec.InsecureNoAuth}, nil
+	return api.Auth{AdminKey: sec.AdminKey, MetricsToken: a.cfg.Metrics.Token, Open: sec.InsecureNoAuth,
+		SASSecret: a.cfg.EventGrid.SASSecret}, nil
 }
 
 // devAuth is how `hookrelay dev` authenticates: as `hookrelay api` when an
@@ -36,13 +37,14 @@ func (a *app) apiAuth() (api.Auth, error) {
 func (a *app) devAuth() (api.Auth, error) {
 	sec := a.cfg.Security
 	if sec.AdminKey != "" {
-		return api.Auth{AdminKey: sec.AdminKey, MetricsToken: a.cfg.Metrics.Token, Open: sec.InsecureNoAuth}, nil
+		return api.Auth{AdminKey: sec.AdminKey, MetricsToken: a.cfg.Metrics.Token, Open: sec.InsecureNoAuth,
+			SASSecret: a.cfg.EventGrid.SASSecret}, nil
 	}
 	if !loopbackAddr(a.cfg.HTTPAddr) {
 		return api.Auth{}, errors.New("hookrelay dev runs open (no credentials) only on a loopback address: " +
 			"set " + config.EnvAdminKey + " to listen on " + a.cfg.HTTPAddr)
 	}
-	return api.Auth{Open: true, MetricsToken: a.cfg.Metrics.Token}, nil
+	return api.Auth{Open: true, MetricsToken: a.cfg.Metrics.Token, SASSecret: a.cfg.EventGrid.SASSecret}, nil
 }
 
 // loopbackAddr tells whether addr (host:port) listens on loopback only.
@@ -74,7 +76,8 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts.EdgeDefaults = a.cfg.EdgeDefaults
 	opts.Egress = a.guard(dev)
 	opts.Metrics = a.metrics
-	opts.PublicURL = a.cfg.PublicURL
+	opts.PublicURL, opts.EventGridTopic = a.cfg.PublicURL, a.cfg.EventGrid.Topic
 	opts.Retention, opts.DeadLetterRetention = a.cfg.Retention.Finished, a.cfg.Retention.DeadLetters
+	opts.Tracing = a.tracing
 	return opts
 }

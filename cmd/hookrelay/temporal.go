@@ -30,6 +30,7 @@ func (a *app) dialTemporal(ctx context.Context) (client.Client, error) {
 		HostPort: a.cfg.TemporalAddress, Namespace: a.cfg.TemporalNamespace,
 		Logger:         sdklog.NewStructuredLogger(a.logger.With("component", "temporal")),
 		MetricsHandler: mh,
+		Interceptors:   a.tracing.ClientInterceptors(),
 	}
 	t := a.cfg.Temporal
 	if t.TLS {
