@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/tracing"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -59,6 +60,8 @@ func (s *Starter) wakeSequencer(ctx context.Context, d store.Delivery, subs map[
 		return err
 	}
 	key := *d.OrderingKey
+	// The wake goes in the trace of the request that stored d, if any.
+	ctx = tracing.ContextWithParent(ctx, d.TraceParent)
 	in := workflows.SequencerInput{SubscriptionID: sub.ID, OrderingKey: key, URL: sub.URL, Policy: p}
 	_, err = s.Temporal.SignalWithStartWorkflow(ctx, workflows.SequencerWorkflowID(sub.ID, key), workflows.SignalNext,
 		workflows.SequencerWake{URL: sub.URL, Policy: p}, workflows.SequencerStartOptions(s.Queues.OrDefault(), sub.ID, key),
