@@ -37,7 +37,7 @@ func TestOrderedDelivery(t *testing.T) {
 	if err := publishKeys(e, "ord.test", keys, perKey); err != nil {
 		t.Fatal(err)
 	}
-	waitSettled(t, st, subID, keys*perKey, 3*time.Minute)
+	waitSettled(t, st, subID, keys*perKey, 6*time.Minute)
 	if v := rcv.Violations(); len(v) > 0 {
 		t.Fatalf("order violated:\n%s", strings.Join(v, "\n"))
 	}
