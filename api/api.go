@@ -87,6 +87,7 @@ func New(s *Server) *echo.Echo {
 	v1.GET("/dead-letters/:id", s.getDeadLetter)
 	v1.POST("/dead-letters/:id/redrive", s.redrive)
 	s.registerRecovery(v1)
+	s.registerOrdering(v1)
 	v1.GET("/policies", s.listPolicies)
 	v1.GET("/policies/:name", s.getPolicy)
 	s.registerEndpoints(v1)

@@ -58,6 +58,7 @@ func badTextRoutes(s, endpoint string) []badRoute {
 	return []badRoute{
 		{http.MethodPost, "/v1/events", `{"type": ` + s + `}`, "type"},
 		{http.MethodPost, "/v1/events", `{"type": "t", "subject": ` + s + `}`, "subject"},
+		{http.MethodPost, "/v1/events", `{"type": "t", "ordering_key": ` + s + `}`, "ordering_key"},
 		{http.MethodPost, "/v1/events", ev(`"k"`, s), "data.k"},
 		{http.MethodPost, "/v1/events", ev(s, `1`), "data"},
 		{http.MethodPost, "/v1/events", `{"type": "t", "data": {"a": {` + s + `: 1}}}`, "data.a"},

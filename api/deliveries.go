@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -96,7 +95,6 @@ func listFilter(c echo.Context, prefix string) (store.ListFilter, error) {
 	f := store.ListFilter{
 		SubscriptionID: c.QueryParam("subscription_id"),
 		EndpointID:     c.QueryParam("endpoint_id"),
-		Limit:          100,
 	}
 	var err error
 	if f.After, err = listCursor(c, prefix); err != nil {
@@ -108,12 +106,8 @@ func listFilter(c echo.Context, prefix string) (store.ListFilter, error) {
 	if f.Until, err = queryTime(c, "until"); err != nil {
 		return f, err
 	}
-	if v := c.QueryParam("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 1000 {
-			return f, invalid("limit", "limit must be a whole number from 1 to 1000, got %q", v)
-		}
-	}
-	return f, nil
+	f.Limit, err = limitParam(c)
+	return f, err
 }
 
 func queryTime(c echo.Context, name string) (time.Time, error) {

@@ -21,7 +21,13 @@ type EventRequest struct {
 	Subject string          `json:"subject"`
 	Time    *time.Time      `json:"time"`
 	Data    json.RawMessage `json:"data"`
+	// OrderingKey groups the event with the others of the same key for the
+	// subscriptions that deliver in order (docs/ordering.md).
+	OrderingKey string `json:"ordering_key"`
 }
+
+// MaxOrderingKey bounds an ordering key, in bytes.
+const MaxOrderingKey = 200
 
 // PublishResponse is the answer to POST /v1/events.
 type PublishResponse struct {
@@ -39,6 +45,9 @@ func (r *EventRequest) validate() error {
 	}
 	if len(r.ID) > 200 || strings.IndexFunc(r.ID, unicode.IsControl) >= 0 {
 		return invalid("id", "id must be at most 200 printable characters")
+	}
+	if len(r.OrderingKey) > MaxOrderingKey || strings.IndexFunc(r.OrderingKey, unicode.IsControl) >= 0 {
+		return invalid("ordering_key", "ordering_key must be at most %d bytes of printable characters", MaxOrderingKey)
 	}
 	if len(r.Data) == 0 {
 		r.Data = json.RawMessage("null")
@@ -79,7 +88,7 @@ func (s *Server) publish(c echo.Context) error {
 	}
 	ev := store.Event{
 		AccountID: account(c), ExternalID: req.ID, Type: req.Type,
-		Subject: req.Subject, Data: store.RawJSON(req.Data),
+		Subject: req.Subject, Data: store.RawJSON(req.Data), OrderingKey: req.OrderingKey,
 	}
 	if req.Time != nil {
 		ev.OccurredAt = *req.Time

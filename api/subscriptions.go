@@ -25,6 +25,9 @@ type SubscriptionRequest struct {
 	// SignatureScheme is store.SchemeHMAC (the default) or
 	// store.SchemeEd25519.
 	SignatureScheme string `json:"signature_scheme"`
+	// Ordered delivers the subscription's events one at a time per
+	// ordering key, in publication order (docs/ordering.md).
+	Ordered bool `json:"ordered"`
 }
 
 // validate checks the request (its URL through checkURL) and resolves its
@@ -89,6 +92,7 @@ func (s *Server) createSubscription(c echo.Context) error {
 	sub := store.Subscription{
 		AccountID: account(c), URL: req.URL, EventTypes: req.EventTypes,
 		Policy: req.Policy, RetryPolicy: overrides, Active: true, SignatureScheme: req.SignatureScheme,
+		Ordered: req.Ordered,
 	}
 	ctx := c.Request().Context()
 	if err := s.Store.CreateSubscription(ctx, &sub); err != nil {

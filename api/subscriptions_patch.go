@@ -24,6 +24,9 @@ type SubscriptionPatch struct {
 	// needs a new key, which POST /v1/subscriptions/{id}/secret/rotate makes
 	// and shows.
 	SignatureScheme *string `json:"signature_scheme"`
+	// Ordered switches ordered delivery on or off for the events published
+	// after the change; those published before keep how they were made.
+	Ordered *bool `json:"ordered"`
 }
 
 // apply merges p into sub and checks the result as a creation is checked.
@@ -61,6 +64,9 @@ func (p SubscriptionPatch) apply(sub *store.Subscription, checkURL func(field, r
 	}
 	if p.Active != nil {
 		sub.Active = *p.Active
+	}
+	if p.Ordered != nil {
+		sub.Ordered = *p.Ordered
 	}
 	return nil
 }

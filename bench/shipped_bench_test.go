@@ -59,7 +59,7 @@ type shippedRun struct {
 func BenchmarkShipped(b *testing.B) {
 	for range b.N {
 		newRun(b, "hookrelay as `make run` ships it (file-backed dev server, fresh data dir)").
-			run(startDev, "saturated", "paced", "fanout", "histories", "peer", "overload")
+			run(startDev, "saturated", "paced", "fanout", "histories", "peer", "ordered", "overload")
 	}
 }
 
@@ -82,7 +82,7 @@ func (r *shippedRun) run(start func(*testing.B) *devServer, phases ...string) {
 	subscribe(r.b, r.dev.api, "bench", r.rcv.url+"/hook")
 	r.direct()
 	steps := map[string]func(){"saturated": r.saturated, "paced": r.pacedAll, "fanout": r.fanOut,
-		"histories": r.histories, "peer": r.peer, "overload": r.overload}
+		"histories": r.histories, "peer": r.peer, "ordered": r.ordered, "overload": r.overload}
 	for _, name := range phases {
 		if phaseWanted(name) {
 			steps[name]()
@@ -181,7 +181,7 @@ func (r *shippedRun) openStats() *pgStats {
 }
 
 // phaseWanted says whether HOOKRELAY_BENCH_PHASES (a comma-separated list
-// of saturated, paced, fanout, histories, peer, overload; empty: all) names the
+// of saturated, paced, fanout, histories, peer, ordered, overload; empty: all) names the
 // phase. A partial run is for trying a change quickly; the figures in
 // BENCHMARKS.md come from whole runs.
 func phaseWanted(name string) bool {

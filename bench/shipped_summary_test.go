@@ -64,6 +64,7 @@ func (r *shippedRun) details(line func(string, ...any)) {
 	line("fan-out to %d subscriptions: publish answer max %s over %d publications; their %d deliveries p50 / p99 %s / %s after publishing",
 		shippedFanOut, ms(fan.pub[3]), fan.events, fan.receipts, ms(fan.e2e[0]), ms(fan.e2e[2]))
 	line("direct POST limit: %s", r.extra["direct"])
+	line("ordered, one subscription (1, 10, 100 ordering keys): %s", r.extra["ordered"])
 	line("overload: %s", r.extra["overload"])
 	line("duplicate receipts (at-least-once; same id and path twice): %d", r.rcv.dups.Load())
 }

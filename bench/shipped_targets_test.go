@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,14 +32,20 @@ func payload(i int) json.RawMessage {
 
 // publisher publishes events of one type to hookrelay's API; every event is
 // expected once at each of paths on the receiver.
+// With orderingKeys set, the i-th event's ordering key is i modulo it.
 type publisher struct {
 	api, typ, prefix string
 	paths            []string
+	orderingKeys     int
 }
 
 func (p publisher) send(i int) shot {
 	id := fmt.Sprintf("%s-%d", p.prefix, i)
-	body, _ := json.Marshal(map[string]any{"id": id, "type": p.typ, "data": payload(i)})
+	ev := map[string]any{"id": id, "type": p.typ, "data": payload(i)}
+	if p.orderingKeys > 0 {
+		ev["ordering_key"] = strconv.Itoa(i % p.orderingKeys)
+	}
+	body, _ := json.Marshal(ev)
 	s := shot{sent: time.Now()}
 	resp, err := benchHTTP.Post(p.api+"/v1/events", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -66,7 +73,11 @@ func (p publisher) send(i int) shot {
 
 // subscribe creates a subscription of typ to url under the Event Grid policy.
 func subscribe(b *testing.B, api, typ, url string) {
-	body := fmt.Sprintf(`{"url":%q,"event_types":[%q],"policy":"eventgrid"}`, url, typ)
+	subscribeJSON(b, api, fmt.Sprintf(`{"url":%q,"event_types":[%q],"policy":"eventgrid"}`, url, typ))
+}
+
+// subscribeJSON creates the subscription body describes.
+func subscribeJSON(b *testing.B, api, body string) {
 	resp, err := benchHTTP.Post(api+"/v1/subscriptions", "application/json", bytes.NewBufferString(body))
 	if err != nil {
 		b.Fatal(err)

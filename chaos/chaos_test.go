@@ -34,17 +34,20 @@ func (r result) String() string {
 		r.Statuses[policies.StatusDeadLettered], r.Lost, r.Stuck, r.Duplicates, r.Rows, r.Unknown, r.Requests, r.Settle.Seconds())
 }
 
-// TestChaos runs the scenarios: the short one in `make test`, all of them
+// TestChaos runs the scenarios: the short ones in `make test`, all of them
 // under HOOKRELAY_CHAOS=full (`make chaos`). Every scenario must lose
 // nothing, leave nothing stuck, and have one attempts row per request the
-// receiver saw.
+// receiver saw; the ordered ones (ordered_test.go) also deliver every event
+// of each key in publication order, none attempted before the one before it
+// ended.
 func TestChaos(t *testing.T) {
-	scenarios := []scenario{{"short", "kill-worker", "ok", 40, 10}}
+	scenarios, ordered := []scenario{{"short", "kill-worker", "ok", 40, 10}}, orderedShort
 	if os.Getenv("HOOKRELAY_CHAOS") == "full" {
-		scenarios = fullScenarios
+		scenarios, ordered = fullScenarios, orderedFull
 	}
 	if only := os.Getenv("HOOKRELAY_CHAOS_ONLY"); only != "" {
 		scenarios = slices.DeleteFunc(slices.Clone(fullScenarios), func(sc scenario) bool { return !strings.Contains(only, sc.name) })
+		ordered = slices.DeleteFunc(slices.Concat(orderedShort, orderedFull), func(sc orderedScenario) bool { return !strings.Contains(only, sc.name) })
 	}
 	s := startStack(t)
 	rcv := NewReceiver()
@@ -57,10 +60,25 @@ func TestChaos(t *testing.T) {
 		for reason, n := range r.Reasons {
 			fmt.Printf("|   | %d ended: %.120s |\n", n, reason)
 		}
-		if r.Lost != 0 || r.Stuck != 0 || r.Rows != r.Requests || r.Published != sc.events {
-			t.Errorf("%s: %d of %d published, %d lost, %d stuck, %d attempt rows for %d requests",
-				sc.name, r.Published, sc.events, r.Lost, r.Stuck, r.Rows, r.Requests)
+		checkResult(t, r)
+	}
+	for _, sc := range ordered {
+		r, problems := s.runOrdered(sc)
+		fmt.Println(r)
+		checkResult(t, r)
+		if len(problems) > 0 {
+			t.Errorf("%s: out of order or lost:\n%s", sc.name, strings.Join(problems, "\n"))
 		}
+	}
+}
+
+// checkResult fails the test when a scenario lost or left stuck anything,
+// or has an attempts row for other than each request the receiver saw.
+func checkResult(t *testing.T, r result) {
+	t.Helper()
+	if r.Lost != 0 || r.Stuck != 0 || r.Rows != r.Requests || r.Published != r.events {
+		t.Errorf("%s: %d of %d published, %d lost, %d stuck, %d attempt rows for %d requests",
+			r.name, r.Published, r.events, r.Lost, r.Stuck, r.Rows, r.Requests)
 	}
 }
 

@@ -334,10 +334,16 @@ type DeliveryDetail struct {
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	ID            string     `json:"id"`
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
-	Policy        string     `json:"policy"`
+
+	// OrderingKey Deliveries to ordered subscriptions only: their event's ordering key ("": none).
+	OrderingKey *string `json:"ordering_key,omitempty"`
+	Policy      string  `json:"policy"`
 
 	// PreviousID The delivery this one retries, redrives or redelivers.
-	PreviousID     *string        `json:"previous_id,omitempty"`
+	PreviousID *string `json:"previous_id,omitempty"`
+
+	// Seq Deliveries to ordered subscriptions only: the delivery's place in its sequence; within one ordering key, a higher number starts only after every lower one ended.
+	Seq            *int           `json:"seq,omitempty"`
 	Status         DeliveryStatus `json:"status"`
 	SubscriptionID string         `json:"subscription_id"`
 	UpdatedAt      time.Time      `json:"updated_at"`
@@ -354,10 +360,16 @@ type DeliveryFields struct {
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	ID            string     `json:"id"`
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
-	Policy        string     `json:"policy"`
+
+	// OrderingKey Deliveries to ordered subscriptions only: their event's ordering key ("": none).
+	OrderingKey *string `json:"ordering_key,omitempty"`
+	Policy      string  `json:"policy"`
 
 	// PreviousID The delivery this one retries, redrives or redelivers.
-	PreviousID     *string        `json:"previous_id,omitempty"`
+	PreviousID *string `json:"previous_id,omitempty"`
+
+	// Seq Deliveries to ordered subscriptions only: the delivery's place in its sequence; within one ordering key, a higher number starts only after every lower one ended.
+	Seq            *int           `json:"seq,omitempty"`
 	Status         DeliveryStatus `json:"status"`
 	SubscriptionID string         `json:"subscription_id"`
 	UpdatedAt      time.Time      `json:"updated_at"`
@@ -424,11 +436,14 @@ type Event struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// Data The payload, any JSON value.
-	Data    interface{} `json:"data"`
-	ID      string      `json:"id"`
-	Subject *string     `json:"subject,omitempty"`
-	Time    time.Time   `json:"time"`
-	Type    string      `json:"type"`
+	Data interface{} `json:"data"`
+	ID   string      `json:"id"`
+
+	// OrderingKey The key it was published with, if any.
+	OrderingKey *string   `json:"ordering_key,omitempty"`
+	Subject     *string   `json:"subject,omitempty"`
+	Time        time.Time `json:"time"`
+	Type        string    `json:"type"`
 }
 
 // EventDetail defines model for EventDetail.
@@ -443,8 +458,11 @@ type EventRequest struct {
 	Data interface{} `json:"data,omitempty"`
 
 	// ID The idempotency key: publishing it again delivers nothing new.
-	ID      *string `json:"id,omitempty"`
-	Subject *string `json:"subject,omitempty"`
+	ID *string `json:"id,omitempty"`
+
+	// OrderingKey For ordered subscriptions: the events with the same key (an order id, say) are delivered one at a time in publication order; different keys go in parallel. At most 200 bytes of printable characters; empty or absent is no key (the subscription's events without a key form one sequence).
+	OrderingKey *string `json:"ordering_key,omitempty"`
+	Subject     *string `json:"subject,omitempty"`
 
 	// Time When it happened; default now.
 	Time *time.Time `json:"time,omitempty"`
@@ -530,6 +548,9 @@ type NextCursor = string
 
 // OnExhausted defines model for OnExhausted.
 type OnExhausted string
+
+// Ordered Deliver the subscription's events one at a time per ordering_key, in publication order (the order PostgreSQL committed them in): an event's first attempt starts only once the one before it with the same key has ended (delivered, dead-lettered, dropped or queued). Events with different keys go in parallel; events without a key form one sequence. Default false. A change applies to the events published after it. See docs/ordering.md.
+type Ordered = bool
 
 // Policy defines model for Policy.
 type Policy struct {
@@ -661,6 +682,18 @@ type SAPDeliveryChannel string
 // ScheduleKind defines model for ScheduleKind.
 type ScheduleKind string
 
+// Sequence defines model for Sequence.
+type Sequence struct {
+	// BlockingDelivery The delivery under way that the others of the key wait behind: its status, attempts and next_attempt_at say whether it is failing.
+	BlockingDelivery Delivery `json:"blocking_delivery"`
+
+	// OrderingKey "" for the events published without a key.
+	OrderingKey string `json:"ordering_key"`
+
+	// Waiting How many deliveries of the key wait behind it.
+	Waiting int `json:"waiting"`
+}
+
 // SignatureScheme hmac-sha256 (the default) signs Standard Webhooks v1 signatures with a whsec_ secret; ed25519 signs v1a signatures with a private key whose whpk_ public key receivers verify with.
 type SignatureScheme string
 
@@ -684,7 +717,10 @@ type Subscription struct {
 
 	// Options Event Grid subscriptions only: their settings (never the validation code).
 	Options *map[string]interface{} `json:"options,omitempty"`
-	Policy  string                  `json:"policy"`
+
+	// Ordered Deliver the subscription's events one at a time per ordering_key, in publication order (the order PostgreSQL committed them in): an event's first attempt starts only once the one before it with the same key has ended (delivered, dead-lettered, dropped or queued). Events with different keys go in parallel; events without a key form one sequence. Default false. A change applies to the events published after it. See docs/ordering.md.
+	Ordered Ordered `json:"ordered"`
+	Policy  string  `json:"policy"`
 
 	// PreviousSecretExpiresAt After a rotation: until when the replaced secret also signs every delivery.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
@@ -729,6 +765,9 @@ type SubscriptionPatch struct {
 	// EventTypes The event types to deliver; "*" for all.
 	EventTypes *EventTypes `json:"event_types,omitempty"`
 
+	// Ordered Deliver the subscription's events one at a time per ordering_key, in publication order (the order PostgreSQL committed them in): an event's first attempt starts only once the one before it with the same key has ended (delivered, dead-lettered, dropped or queued). Events with different keys go in parallel; events without a key form one sequence. Default false. A change applies to the events published after it. See docs/ordering.md.
+	Ordered *Ordered `json:"ordered,omitempty"`
+
 	// Policy A built-in policy (GET /v1/policies) or "custom" (with retry_policy.custom). Default workfront.
 	Policy *PolicyName `json:"policy,omitempty"`
 
@@ -746,6 +785,9 @@ type SubscriptionPatch struct {
 type SubscriptionRequest struct {
 	// EventTypes The event types to deliver; "*" for all.
 	EventTypes EventTypes `json:"event_types"`
+
+	// Ordered Deliver the subscription's events one at a time per ordering_key, in publication order (the order PostgreSQL committed them in): an event's first attempt starts only once the one before it with the same key has ended (delivered, dead-lettered, dropped or queued). Events with different keys go in parallel; events without a key form one sequence. Default false. A change applies to the events published after it. See docs/ordering.md.
+	Ordered *Ordered `json:"ordered,omitempty"`
 
 	// Policy A built-in policy (GET /v1/policies) or "custom" (with retry_policy.custom). Default workfront.
 	Policy *PolicyName `json:"policy,omitempty"`
@@ -980,6 +1022,12 @@ type RecoverSubscriptionJSONBody struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
+// ListSequencesParams defines parameters for ListSequences.
+type ListSequencesParams struct {
+	// Limit The page's size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreateKeyJSONRequestBody defines body for CreateKey for application/json ContentType.
 type CreateKeyJSONRequestBody = NameRequest
 
@@ -1167,6 +1215,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/deliveries/{id}/retry (the `RetryDelivery` operationId).
 	RetryDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SkipDelivery End a delivery under way as dead-lettered
+	//
+	// Its workflow is terminated (no attempt starts after the answer) and it is dead-lettered with the reason "Skipped by an operator"; in an ordered sequence, the deliveries waiting behind it go on. A delivery that already ended is a 409.
+	//
+	// Corresponds with POST /v1/deliveries/{id}/skip (the `SkipDelivery` operationId).
+	SkipDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetEndpoint Read an endpoint's health
 	//
@@ -1460,6 +1515,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/secret/rotate (the `RotateSecret` operationId).
 	RotateSecret(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSequences Show an ordered subscription's sequences under way
+	//
+	// For each ordering key with deliveries under way: the delivery the others wait behind (blocking_delivery) and how many wait. The keys whose blocking delivery is the oldest come first, at most limit. A sequence blocked on a failing delivery is released by skipping it (POST /v1/deliveries/{id}/skip). An unordered subscription has none.
+	//
+	// Corresponds with GET /v1/subscriptions/{id}/sequences (the `ListSequences` operationId).
+	ListSequences(ctx context.Context, id ID, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListKeys List an account's API keys (admin key)
@@ -1637,6 +1699,23 @@ func (c *RawClient) GetDelivery(ctx context.Context, id ID, reqEditors ...Reques
 // Corresponds with POST /v1/deliveries/{id}/retry (the `RetryDelivery` operationId).
 func (c *RawClient) RetryDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRetryDeliveryRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SkipDelivery End a delivery under way as dead-lettered
+//
+// Its workflow is terminated (no attempt starts after the answer) and it is dead-lettered with the reason "Skipped by an operator"; in an ordered sequence, the deliveries waiting behind it go on. A delivery that already ended is a 409.
+//
+// Corresponds with POST /v1/deliveries/{id}/skip (the `SkipDelivery` operationId).
+func (c *RawClient) SkipDelivery(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSkipDeliveryRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2310,6 +2389,23 @@ func (c *RawClient) RotateSecret(ctx context.Context, id ID, body RotateSecretJS
 	return c.Client.Do(req)
 }
 
+// ListSequences Show an ordered subscription's sequences under way
+//
+// For each ordering key with deliveries under way: the delivery the others wait behind (blocking_delivery) and how many wait. The keys whose blocking delivery is the oldest come first, at most limit. A sequence blocked on a failing delivery is released by skipping it (POST /v1/deliveries/{id}/skip). An unordered subscription has none.
+//
+// Corresponds with GET /v1/subscriptions/{id}/sequences (the `ListSequences` operationId).
+func (c *RawClient) ListSequences(ctx context.Context, id ID, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSequencesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // NewListKeysRequest constructs an http.Request for the ListKeys method
 func NewListKeysRequest(server string, id ID) (*http.Request, error) {
 	var err error
@@ -2818,6 +2914,40 @@ func NewRetryDeliveryRequest(server string, id ID) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/deliveries/%s/retry", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSkipDeliveryRequest constructs an http.Request for the SkipDelivery method
+func NewSkipDeliveryRequest(server string, id ID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/deliveries/%s/skip", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3938,6 +4068,67 @@ func NewRotateSecretRequestWithBody(server string, id ID, contentType string, bo
 	return req, nil
 }
 
+// NewListSequencesRequest constructs an http.Request for the ListSequences method
+func NewListSequencesRequest(server string, id ID, params *ListSequencesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/sequences", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *RawClient) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -4074,6 +4265,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/deliveries/{id}/retry (the `RetryDelivery` operationId).
 	RetryDeliveryWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*RetryDeliveryResponse, error)
+
+	// SkipDeliveryWithResponse End a delivery under way as dead-lettered
+	//
+	// Its workflow is terminated (no attempt starts after the answer) and it is dead-lettered with the reason "Skipped by an operator"; in an ordered sequence, the deliveries waiting behind it go on. A delivery that already ended is a 409.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/deliveries/{id}/skip (the `SkipDelivery` operationId).
+	SkipDeliveryWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SkipDeliveryResponse, error)
 
 	// GetEndpointWithResponse Read an endpoint's health
 	//
@@ -4393,6 +4593,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/secret/rotate (the `RotateSecret` operationId).
 	RotateSecretWithResponse(ctx context.Context, id ID, body RotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
+
+	// ListSequencesWithResponse Show an ordered subscription's sequences under way
+	//
+	// For each ordering key with deliveries under way: the delivery the others wait behind (blocking_delivery) and how many wait. The keys whose blocking delivery is the oldest come first, at most limit. A sequence blocked on a failing delivery is released by skipping it (POST /v1/deliveries/{id}/skip). An unordered subscription has none.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscriptions/{id}/sequences (the `ListSequences` operationId).
+	ListSequencesWithResponse(ctx context.Context, id ID, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*ListSequencesResponse, error)
 }
 
 // ListKeysResponse503Headers the declared response headers of an HTTP 503 response for ListKeys
@@ -5236,6 +5445,96 @@ func (r RetryDeliveryResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RetryDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SkipDeliveryResponse503Headers the declared response headers of an HTTP 503 response for SkipDelivery
+type SkipDeliveryResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SkipDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Delivery
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkipDeliveryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SkipDeliveryResponse) GetJSON200() *Delivery {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SkipDeliveryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SkipDeliveryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SkipDeliveryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SkipDeliveryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SkipDeliveryResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SkipDeliveryResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SkipDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SkipDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SkipDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SkipDeliveryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7379,6 +7678,97 @@ func (r RotateSecretResponse) ContentType() string {
 	return ""
 }
 
+// ListSequencesResponse503Headers the declared response headers of an HTTP 503 response for ListSequences
+type ListSequencesResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListSequencesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Ordered        bool       `json:"ordered"`
+		Sequences      []Sequence `json:"sequences"`
+		SubscriptionID string     `json:"subscription_id"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSequencesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSequencesResponse) GetJSON200() *struct {
+	Ordered        bool       `json:"ordered"`
+	Sequences      []Sequence `json:"sequences"`
+	SubscriptionID string     `json:"subscription_id"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSequencesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSequencesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSequencesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListSequencesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSequencesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSequencesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSequencesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSequencesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSequencesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListKeysWithResponse List an account's API keys (admin key)
 //
 // Revoked ones included; never the keys themselves.
@@ -7536,6 +7926,21 @@ func (c *ClientWithResponses) RetryDeliveryWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseRetryDeliveryResponse(rsp)
+}
+
+// SkipDeliveryWithResponse End a delivery under way as dead-lettered
+//
+// Its workflow is terminated (no attempt starts after the answer) and it is dead-lettered with the reason "Skipped by an operator"; in an ordered sequence, the deliveries waiting behind it go on. A delivery that already ended is a 409.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/deliveries/{id}/skip (the `SkipDelivery` operationId).
+func (c *ClientWithResponses) SkipDeliveryWithResponse(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*SkipDeliveryResponse, error) {
+	rsp, err := c.SkipDelivery(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSkipDeliveryResponse(rsp)
 }
 
 // GetEndpointWithResponse Read an endpoint's health
@@ -8077,6 +8482,21 @@ func (c *ClientWithResponses) RotateSecretWithResponse(ctx context.Context, id I
 		return nil, err
 	}
 	return ParseRotateSecretResponse(rsp)
+}
+
+// ListSequencesWithResponse Show an ordered subscription's sequences under way
+//
+// For each ordering key with deliveries under way: the delivery the others wait behind (blocking_delivery) and how many wait. The keys whose blocking delivery is the oldest come first, at most limit. A sequence blocked on a failing delivery is released by skipping it (POST /v1/deliveries/{id}/skip). An unordered subscription has none.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscriptions/{id}/sequences (the `ListSequences` operationId).
+func (c *ClientWithResponses) ListSequencesWithResponse(ctx context.Context, id ID, params *ListSequencesParams, reqEditors ...RequestEditorFn) (*ListSequencesResponse, error) {
+	rsp, err := c.ListSequences(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSequencesResponse(rsp)
 }
 
 // ParseListKeysResponse parses an HTTP response from a ListKeysWithResponse call
@@ -8811,6 +9231,87 @@ func ParseRetryDeliveryResponse(rsp *http.Response) (*RetryDeliveryResponse, err
 	switch {
 	case rsp.StatusCode == 503:
 		var headers RetryDeliveryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSkipDeliveryResponse parses an HTTP response from a SkipDeliveryWithResponse call
+func ParseSkipDeliveryResponse(rsp *http.Response) (*SkipDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SkipDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Delivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SkipDeliveryResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10699,6 +11200,84 @@ func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error
 	switch {
 	case rsp.StatusCode == 503:
 		var headers RotateSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSequencesResponse parses an HTTP response from a ListSequencesWithResponse call
+func ParseListSequencesResponse(rsp *http.Response) (*ListSequencesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSequencesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Ordered        bool       `json:"ordered"`
+			Sequences      []Sequence `json:"sequences"`
+			SubscriptionID string     `json:"subscription_id"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListSequencesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -52,12 +52,14 @@ func PolicyOf(sub store.Subscription) (policies.Policy, error) {
 }
 
 // Start starts the workflow of every delivery not yet started and records
-// them as started. A workflow that already exists counts as started.
+// them as started. A workflow that already exists counts as started. The
+// deliveries of ordered subscriptions are handed to their sequences'
+// Sequencers instead (routeOrdered).
 func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 	subs := map[string]store.Subscription{}
 	ds, egErr := s.routeEventGrid(ctx, ds, subs)
-	var started, failed []string
-	errs := []error{egErr}
+	ds, started, failed, seqErr := s.routeOrdered(ctx, ds, subs)
+	errs := []error{egErr, seqErr}
 	for _, d := range ds {
 		if d.Started {
 			continue
@@ -83,17 +85,10 @@ func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 // subscription was deleted is still started and finishes like any in flight,
 // rather than failing to start on every sweep forever.
 func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[string]store.Subscription) error {
-	sub, err := s.subscription(ctx, d, subs)
+	sub, p, err := s.deliveryPolicy(ctx, d, subs)
 	if err != nil {
 		return err
 	}
-	p, err := PolicyWith(sub, s.Defaults)
-	if err != nil {
-		return err
-	}
-	// The workflow needs the policy's rules, not its prose: the description
-	// and the section it cites stay out of its input, and of every history.
-	p.Description, p.Section = "", ""
 	in := workflows.DeliveryInput{
 		DeliveryID: d.ID, SubscriptionID: d.SubscriptionID, EndpointID: d.EndpointID,
 		EventType: d.EventType, URL: sub.URL, Policy: p, PublishedAt: d.CreatedAt,
@@ -107,6 +102,20 @@ func (s *Starter) startOne(ctx context.Context, d store.Delivery, subs map[strin
 		return fmt.Errorf("starter: start %s: %w", d.WorkflowID, err)
 	}
 	return nil
+}
+
+// deliveryPolicy is d's subscription and its resolved policy, as a
+// workflow gets it: the workflow needs the policy's rules, not its prose,
+// so the description and the section it cites stay out of its input, and
+// of every history.
+func (s *Starter) deliveryPolicy(ctx context.Context, d store.Delivery, subs map[string]store.Subscription) (store.Subscription, policies.Policy, error) {
+	sub, err := s.subscription(ctx, d, subs)
+	if err != nil {
+		return sub, policies.Policy{}, err
+	}
+	p, err := PolicyWith(sub, s.Defaults)
+	p.Description, p.Section = "", ""
+	return sub, p, err
 }
 
 // Sweep runs, every interval until ctx ends, one sweep (SweepOnce) of the

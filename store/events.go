@@ -22,6 +22,10 @@ type Event struct {
 	Data       RawJSON   `db:"data" json:"data"`
 	OccurredAt time.Time `db:"occurred_at" json:"time"`
 	CreatedAt  time.Time `db:"created_at" json:"created_at"`
+	// OrderingKey is the key the event was published with, for the
+	// subscriptions that deliver in order ("" for none: all of their events
+	// then form one sequence).
+	OrderingKey string `db:"ordering_key" json:"ordering_key,omitempty"`
 	// Fields are the Event Grid and CloudEvents schema fields, stored with
 	// the event in the same transaction.
 	Fields EventFields `db:"-" json:"-"`
@@ -46,6 +50,11 @@ type Delivery struct {
 	CreatedAt      time.Time       `db:"created_at" json:"created_at"`
 	UpdatedAt      time.Time       `db:"updated_at" json:"updated_at"`
 	FinishedAt     *time.Time      `db:"finished_at" json:"finished_at,omitempty"`
+	// OrderingKey and Seq are set on a delivery to an ordered subscription
+	// (docs/ordering.md): its event's ordering key and its place in that
+	// key's sequence. Nil on every other delivery.
+	OrderingKey *string `db:"ordering_key" json:"ordering_key,omitempty"`
+	Seq         *int64  `db:"seq" json:"seq,omitempty"`
 	// TraceParent is the W3C traceparent of the request that stored the
 	// delivery, carried in memory to its workflow's start while tracing is
 	// on (docs/tracing.md); never stored.
@@ -54,7 +63,7 @@ type Delivery struct {
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
 	attempts, workflow_id, started, previous_id, next_attempt_at, final_reason,
-	created_at, updated_at, finished_at`
+	created_at, updated_at, finished_at, ordering_key, seq`
 
 // PublishResult is what Publish stored, or found stored before.
 type PublishResult struct {
@@ -70,25 +79,47 @@ type PublishResult struct {
 // inactive subscriptions, or of accounts in queue mode, are queued at once
 // (docs/policies.md#sap). It takes two round trips to PostgreSQL and no
 // transaction of its own: the subscriptions are matched, then the event and
-// its deliveries inserted in one statement.
+// its deliveries inserted in one statement. Only when an ordered
+// subscription matches does it take a transaction, to number the deliveries
+// in their sequences (sequence) as they are inserted.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
-	return publishOn(ctx, s.prep, ev)
+	newEvent(&ev)
+	ds, err := fanOut(ctx, s.prep, ev)
+	if err != nil || !anyOrdered(ds) {
+		return insertPublished(ctx, s.prep, ev, ds, err)
+	}
+	var res PublishResult
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		res, err = insertPublished(ctx, tx, ev, ds, sequence(ctx, tx, ds))
+		return err
+	})
+	return res, err
 }
 
 // publishTx is Publish within tx.
 func publishTx(ctx context.Context, tx *sqlx.Tx, ev Event) (PublishResult, error) {
-	return publishOn(ctx, tx, ev)
+	newEvent(&ev)
+	ds, err := fanOut(ctx, tx, ev)
+	if err == nil {
+		err = sequence(ctx, tx, ds)
+	}
+	return insertPublished(ctx, tx, ev, ds, err)
 }
 
-// publishOn is Publish through q, a database or a transaction.
-func publishOn(ctx context.Context, q sqlx.QueryerContext, ev Event) (PublishResult, error) {
+// newEvent gives ev its id, and its id as its external id when it has none.
+func newEvent(ev *Event) {
 	if ev.ID == "" {
 		ev.ID = NewID("evt")
 	}
 	if ev.ExternalID == "" {
 		ev.ExternalID = ev.ID
 	}
-	ds, err := fanOut(ctx, q, ev)
+}
+
+// insertPublished inserts ev and its deliveries ds through q, a database or
+// a transaction, unless err (of the steps before) is set; an event id
+// published before returns the first publication.
+func insertPublished(ctx context.Context, q sqlx.QueryerContext, ev Event, ds []Delivery, err error) (PublishResult, error) {
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -117,11 +148,11 @@ func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Del
 		Updated    sql.NullTime `db:"deliveries_updated_at"`
 	}
 	args := append(deliveryArgs(ds), ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data,
-		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions)
+		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions, ev.OrderingKey)
 	err := sqlx.GetContext(ctx, q, &row, `WITH ev AS (INSERT INTO events
 			(id, account_id, external_id, type, subject, data, occurred_at,
-			 data_version, source, data_content_type, extensions)
-			VALUES ($13, $14, $15, $16, $17, $18, COALESCE($19, now()), $20, $21, $22, $23)
+			 data_version, source, data_content_type, extensions, ordering_key)
+			VALUES ($15, $16, $17, $18, $19, $20, COALESCE($21, now()), $22, $23, $24, $25, NULLIF($26, ''))
 			ON CONFLICT (account_id, external_id) DO NOTHING
 			RETURNING occurred_at, created_at),
 		ins AS (`+insertDeliveriesSQL+` WHERE EXISTS (SELECT 1 FROM ev)
@@ -149,15 +180,17 @@ func nullTime(t time.Time) *time.Time {
 }
 
 // fanOut is one new delivery of ev per subscription matching its type, in
-// subscription order (none inserted yet).
+// subscription order (none inserted yet); those to ordered subscriptions
+// carry ev's ordering key, to be numbered (sequence).
 func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, error) {
 	var targets []struct {
 		ID         string `db:"id"`
 		EndpointID string `db:"endpoint_id"`
 		Policy     string `db:"policy"`
 		Queue      bool   `db:"queue"`
+		Ordered    bool   `db:"ordered"`
 	}
-	err := sqlx.SelectContext(ctx, q, &targets, `SELECT s.id, s.endpoint_id, s.policy,
+	err := sqlx.SelectContext(ctx, q, &targets, `SELECT s.id, s.endpoint_id, s.policy, s.ordered,
 			(NOT s.active OR a.mode = 'queue') AS queue
 		FROM subscriptions s JOIN accounts a ON a.id = s.account_id
 		WHERE s.account_id = $1 AND s.deleted_at IS NULL
@@ -170,8 +203,11 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 	for _, t := range targets {
 		d := newDelivery(Delivery{AccountID: ev.AccountID, EventID: ev.ID, EventType: ev.Type,
 			SubscriptionID: t.ID, EndpointID: t.EndpointID, Policy: t.Policy}, nil)
-		if t.Queue {
+		switch {
+		case t.Queue:
 			d.Status, d.Started, d.FinalReason = policies.StatusQueued, true, "subscription inactive or account in queue mode"
+		case t.Ordered:
+			d.OrderingKey = &ev.OrderingKey // numbered by sequence before it is inserted
 		}
 		out = append(out, d)
 	}
@@ -193,7 +229,8 @@ func loadPublished(ctx context.Context, q sqlx.QueryerContext, account, external
 	return nil
 }
 
-const eventCols = `id, account_id, external_id, type, subject, data, occurred_at, created_at`
+const eventCols = `id, account_id, external_id, type, subject, data, occurred_at, created_at,
+	COALESCE(ordering_key, '') AS ordering_key`
 
 // MarkStarted records that the workflows of these deliveries were started.
 func (s *Store) MarkStarted(ctx context.Context, ids []string) error {

@@ -44,7 +44,7 @@ func (s *Store) followUp(ctx context.Context, prev Delivery, rule followUpRule) 
 		if err := noFollowUp(ctx, tx, prev.ID, rule != recoverRule); err != nil {
 			return err
 		}
-		if err := insertDelivery(ctx, tx, &d); err != nil {
+		if err := insertFollowUp(ctx, tx, &d); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE dead_letters SET redriven_at = now(),
@@ -83,4 +83,15 @@ func noFollowUp(ctx context.Context, tx *sqlx.Tx, prevID string, inFlightOnly bo
 		return fmt.Errorf("delivery %s already has %s (%s): %w", prevID, what, ids[0], ErrConflict)
 	}
 	return nil
+}
+
+// insertFollowUp inserts the follow-up d, numbered in its sequence first when
+// its subscription is ordered (orderFollowUps).
+func insertFollowUp(ctx context.Context, tx *sqlx.Tx, d *Delivery) error {
+	ds := []Delivery{*d}
+	if err := orderFollowUps(ctx, tx, ds); err != nil {
+		return err
+	}
+	*d = ds[0]
+	return insertDelivery(ctx, tx, d)
 }

@@ -152,13 +152,17 @@ func redeliverTx(ctx context.Context, tx *sqlx.Tx, account, cond string, args []
 	if out.Reactivated, out.Subscriptions, err = reactivate(ctx, tx, account, queued); err != nil {
 		return err
 	}
-	out.Deliveries = make([]Delivery, 0, len(queued))
-	for _, prev := range queued {
-		d, err := redeliverOne(ctx, tx, prev)
-		if err != nil {
+	out.Deliveries = make([]Delivery, len(queued))
+	for i, prev := range queued {
+		out.Deliveries[i] = followUp(prev)
+	}
+	if err := orderFollowUps(ctx, tx, out.Deliveries); err != nil {
+		return err
+	}
+	for i, prev := range queued {
+		if err := redeliverOne(ctx, tx, prev, &out.Deliveries[i]); err != nil {
 			return err
 		}
-		out.Deliveries = append(out.Deliveries, d)
 	}
 	return nil
 }
@@ -187,17 +191,16 @@ func reactivate(ctx context.Context, tx *sqlx.Tx, account string, ds []Delivery)
 	return len(changed), changed, nil
 }
 
-// redeliverOne inserts a fresh delivery of prev's event to prev's
-// subscription and marks prev redelivered.
-func redeliverOne(ctx context.Context, tx *sqlx.Tx, prev Delivery) (Delivery, error) {
-	d := followUp(prev)
-	if err := insertDelivery(ctx, tx, &d); err != nil {
-		return Delivery{}, err
+// redeliverOne inserts d, the fresh delivery of prev's event to prev's
+// subscription, and marks prev redelivered.
+func redeliverOne(ctx context.Context, tx *sqlx.Tx, prev Delivery, d *Delivery) error {
+	if err := insertDelivery(ctx, tx, d); err != nil {
+		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'redelivered', redelivery_id = $2,
 		updated_at = now() WHERE id = $1 AND status = 'queued'`, prev.ID, d.ID)
 	if err != nil {
-		return Delivery{}, fmt.Errorf("store: mark redelivered: %w", err)
+		return fmt.Errorf("store: mark redelivered: %w", err)
 	}
-	return d, nil
+	return nil
 }

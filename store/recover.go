@@ -48,6 +48,7 @@ func (s *Store) Recover(ctx context.Context, account string, f ListFilter) (Reco
 	if out.More {
 		found = found[:limit]
 	}
+	inSequenceOrder(found)
 	for _, prev := range found {
 		d, err := s.followUp(ctx, prev, recoverRule)
 		if errors.Is(err, ErrConflict) {
@@ -79,7 +80,12 @@ func (s *Store) Replay(ctx context.Context, account, externalID string) ([]Deliv
 	for i := range ds {
 		ds[i].WorkflowID = workflows.DeliveryWorkflowID(ev.ID, ds[i].SubscriptionID, ds[i].ID)
 	}
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error { return insertDeliveries(ctx, tx, ds) })
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := sequence(ctx, tx, ds); err != nil {
+			return err
+		}
+		return insertDeliveries(ctx, tx, ds)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,10 @@ type Subscription struct {
 	Policy      string         `db:"policy" json:"policy"`
 	RetryPolicy RawJSON        `db:"retry_policy" json:"retry_policy"`
 	Active      bool           `db:"active" json:"active"`
-	Options     RawJSON        `db:"options" json:"options,omitempty"`
+	// Ordered delivers the subscription's events one at a time per
+	// ordering key, in publication order (docs/ordering.md).
+	Ordered bool    `db:"ordered" json:"ordered"`
+	Options RawJSON `db:"options" json:"options,omitempty"`
 	// SigningSecret signs every delivery (see activities.Signature): a
 	// whsec_ secret (SchemeHMAC) or a whsk_ private key (SchemeEd25519).
 	SigningSecret string `db:"signing_secret" json:"signing_secret"`
@@ -80,7 +83,7 @@ type Subscription struct {
 
 const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy, signing_secret,
 	signature_scheme, signing_public_key, previous_signing_secret, previous_secret_expires_at,
-	retry_policy, active, options, created_at, updated_at`
+	retry_policy, active, ordered, options, created_at, updated_at`
 
 // CreateSubscription stores sub, creating its endpoint (one per URL within
 // the account) if needed. It fills in ID, EndpointID, the times and a new
@@ -106,11 +109,11 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 		}
 		sub.EndpointID = epID
 		err = tx.GetContext(ctx, sub, `INSERT INTO subscriptions
-			(id, account_id, endpoint_id, name, url, event_types, policy, retry_policy, active, options)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			(id, account_id, endpoint_id, name, url, event_types, policy, retry_policy, active, options, ordered)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			RETURNING `+subscriptionCols,
 			sub.ID, sub.AccountID, sub.EndpointID, sub.Name, sub.URL, sub.EventTypes,
-			sub.Policy, sub.RetryPolicy, sub.Active, sub.Options)
+			sub.Policy, sub.RetryPolicy, sub.Active, sub.Options, sub.Ordered)
 		if err := uniqueConflict(err, "subscription"); err != nil {
 			return err
 		}
@@ -123,7 +126,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 }
 
 // UpdateSubscription stores sub's URL, event types, policy, retry policy,
-// activity and options over the live subscription sub.ID. A new URL moves
+// activity, order and options over the live subscription sub.ID. A new URL moves
 // the subscription to that URL's endpoint, and its deliveries still in
 // flight with it: the new endpoint's health gates and releases them.
 func (s *Store) UpdateSubscription(ctx context.Context, sub *Subscription) error {
@@ -135,10 +138,10 @@ func (s *Store) UpdateSubscription(ctx context.Context, sub *Subscription) error
 		sub.EndpointID = epID
 		err = tx.QueryRowxContext(ctx, `UPDATE subscriptions SET endpoint_id = $2, url = $3,
 				event_types = $4, policy = $5, retry_policy = $6, active = $7, options = $8,
-				updated_at = now()
+				ordered = $9, updated_at = now()
 			WHERE id = $1 AND deleted_at IS NULL RETURNING created_at, updated_at`,
 			sub.ID, sub.EndpointID, sub.URL, sub.EventTypes, sub.Policy, sub.RetryPolicy,
-			sub.Active, sub.Options).Scan(&sub.CreatedAt, &sub.UpdatedAt)
+			sub.Active, sub.Options, sub.Ordered).Scan(&sub.CreatedAt, &sub.UpdatedAt)
 		if err != nil {
 			return notFound(err, "subscription", sub.ID)
 		}

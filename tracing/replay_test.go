@@ -28,6 +28,7 @@ func replayers(t *testing.T, tr *tracing.Tracing) map[string]sdkworker.WorkflowR
 	rs := map[string]sdkworker.WorkflowReplayer{"untraced": sdkworker.NewWorkflowReplayer(), "traced": traced}
 	for _, r := range rs {
 		r.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
+		r.RegisterWorkflowWithOptions(workflows.Sequencer, workflow.RegisterOptions{Name: "Sequencer"})
 	}
 	return rs
 }
@@ -58,8 +59,8 @@ func activityKinds(hist *historypb.History) (local, deliver int) {
 	return local, deliver
 }
 
-// TestRecordedHistoriesReplayTraced: the Delivery histories recorded in
-// workflows/testdata (untraced) replay by a worker that traces.
+// TestRecordedHistoriesReplayTraced: the Delivery and Sequencer histories
+// recorded in workflows/testdata (untraced) replay by a worker that traces.
 func TestRecordedHistoriesReplayTraced(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("../workflows/testdata/histories/*.json")

@@ -79,6 +79,7 @@ func DefaultOptions() Options {
 func Register(main, deliveries, retries sdkworker.Registry, acts *activities.Activities) {
 	main.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
 	main.RegisterWorkflowWithOptions(workflows.Endpoint, workflow.RegisterOptions{Name: workflows.EndpointWorkflowType})
+	main.RegisterWorkflowWithOptions(workflows.Sequencer, workflow.RegisterOptions{Name: "Sequencer"})
 	main.RegisterActivity(acts)
 	deliver := activity.RegisterOptions{Name: workflows.ActivityDeliver}
 	deliveries.RegisterActivityWithOptions(acts.Deliver, deliver)

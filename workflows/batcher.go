@@ -41,8 +41,15 @@ func BatcherWorkflowID(subscriptionID string) string { return "batcher/" + subsc
 
 // BatcherStartOptions are the options the starter signals-with-start with.
 func BatcherStartOptions(q Queues, subscriptionID string) client.StartWorkflowOptions {
+	return wokenOptions(q, BatcherWorkflowID(subscriptionID), subscriptionID)
+}
+
+// wokenOptions are the options of a subscription's long-lived workflow that
+// the starter signals-with-start (a Batcher, a Sequencer): on the main queue,
+// found by the subscription's id, started again once it ended.
+func wokenOptions(q Queues, workflowID, subscriptionID string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
-		ID:                    BatcherWorkflowID(subscriptionID),
+		ID:                    workflowID,
 		TaskQueue:             q.Main,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(subscriptionID)),
@@ -177,13 +184,17 @@ func (b *batcher) drain() bool {
 }
 
 // waitForWork waits for a wake signal; false after batcherIdle without one.
-func (b *batcher) waitForWork() bool {
-	ctx, cancel := workflow.WithCancel(b.ctx)
+func (b *batcher) waitForWork() bool { return awaitWake(b.ctx, b.wake, batcherIdle, b.drain) }
+
+// awaitWake waits for a signal on wake, at most idle, then takes the
+// pending ones (drain); it tells whether there was one.
+func awaitWake(wctx workflow.Context, wake workflow.ReceiveChannel, idle time.Duration, drain func() bool) bool {
+	ctx, cancel := workflow.WithCancel(wctx)
 	defer cancel()
 	woken := false
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(b.wake, func(workflow.ReceiveChannel, bool) { woken = true })
-	sel.AddFuture(workflow.NewTimer(ctx, batcherIdle), func(workflow.Future) {})
+	sel.AddReceive(wake, func(workflow.ReceiveChannel, bool) { woken = true })
+	sel.AddFuture(workflow.NewTimer(ctx, idle), func(workflow.Future) {})
 	sel.Select(ctx)
-	return b.drain() || woken
+	return drain() || woken
 }

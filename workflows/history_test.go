@@ -137,8 +137,8 @@ func writeHistory(t *testing.T, c client.Client, workflowID, path string) {
 	}
 }
 
-// TestReplayRecordedHistories replays every recorded Delivery history
-// against the current workflow code: a change that alters the workflow's
+// TestReplayRecordedHistories replays every recorded Delivery and Sequencer
+// history against the current workflow code: a change that alters the workflow's
 // commands for a recorded history (non-determinism) fails here. It needs no
 // server.
 func TestReplayRecordedHistories(t *testing.T) {
@@ -155,6 +155,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
 			r := sdkworker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
+			r.RegisterWorkflowWithOptions(workflows.Sequencer, workflow.RegisterOptions{Name: "Sequencer"})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(testenv.Logger()), file); err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 // Package workflows holds hookrelay's Temporal workflows: one Delivery per
 // (event, subscription), whose durable timers follow its policy and which
-// makes one activity execution per attempt. Workflows never touch SQL or
+// makes one activity execution per attempt, and one Sequencer per ordering
+// key of an ordered subscription, which runs its Deliveries one at a time. Workflows never touch SQL or
 // HTTP; the activities do.
 package workflows
 
@@ -98,14 +99,19 @@ func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.
 		TaskQueue:             q.Main,
 		EnableEagerStart:      true,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			AttrEndpointID.ValueSet(in.EndpointID),
-			AttrSubscriptionID.ValueSet(in.SubscriptionID),
-			AttrEventType.ValueSet(in.EventType),
-			AttrPolicy.ValueSet(in.Policy.Name),
-		),
-		Memo: map[string]any{"url": in.URL},
+		TypedSearchAttributes: deliveryAttributes(in),
+		Memo:                  map[string]any{"url": in.URL},
 	}
+}
+
+// deliveryAttributes are the search attributes a Delivery starts with.
+func deliveryAttributes(in DeliveryInput) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		AttrEndpointID.ValueSet(in.EndpointID),
+		AttrSubscriptionID.ValueSet(in.SubscriptionID),
+		AttrEventType.ValueSet(in.EventType),
+		AttrPolicy.ValueSet(in.Policy.Name),
+	)
 }
 
 // Activity names. Workflows run activities by name; the worker registers the
@@ -125,4 +131,5 @@ const (
 	ActivityReleaseWaiting          = "ReleaseWaiting"
 	ActivityValidateEventGrid       = "ValidateEventGrid"
 	ActivityFailEventGridValidation = "FailEventGridValidation"
+	ActivityNextInSequence          = "NextInSequence"
 )

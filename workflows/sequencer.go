@@ -1,0 +1,200 @@
+package workflows
+
+import (
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hookrelay/hookrelay/policies"
+)
+
+// SignalNext tells a Sequencer that deliveries joined its sequence; its
+// payload is a SequencerWake.
+const SignalNext = "next"
+
+// Sequencer tuning: how long an idle sequencer lives, the history length at
+// which it continues as new (well under Temporal's limits of 50,000 events
+// and 10,000 signals per run), and the wait before it looks again at a
+// delivery whose workflow it could not start.
+const (
+	sequencerIdle        = time.Minute
+	sequencerMaxHistory  = 4000
+	sequencerBackoffMin  = 5 * time.Second
+	sequencerBackoffMax  = time.Minute
+	sequencerLookTimeout = 30 * time.Second
+)
+
+// SequencerInput is the input of the Sequencer workflow: one sequence,
+// (subscription, ordering key), and what its deliveries start with.
+type SequencerInput struct {
+	SubscriptionID string
+	OrderingKey    string
+	// URL (for the deliveries' memo) and Policy are the subscription's as
+	// of the latest wake.
+	URL    string
+	Policy policies.Policy
+	// After is the number of the last delivery of the sequence that ended:
+	// zero at a first start, carried over when the run continues as new.
+	After int64
+}
+
+// SequencerWake is the payload of SignalNext: the subscription's URL and
+// resolved policy now, which the deliveries started after it get.
+type SequencerWake struct {
+	URL    string
+	Policy policies.Policy
+}
+
+// SequencerResult is the result of a Sequencer run: how many deliveries of
+// its sequence ended during it.
+type SequencerResult struct {
+	Ended int
+}
+
+// NextInput is the input of NextInSequence.
+type NextInput struct {
+	SubscriptionID string
+	OrderingKey    string
+	After          int64
+}
+
+// NextResult is the next delivery of a sequence; Found is false when none
+// is under way after NextInput.After.
+type NextResult struct {
+	Found      bool
+	DeliveryID string
+	WorkflowID string
+	EndpointID string
+	EventType  string
+	Seq        int64
+}
+
+// SequencerWorkflowID is the id of the Sequencer of a subscription's
+// ordering key: "sequence/<subscription>/<key>".
+func SequencerWorkflowID(subscriptionID, key string) string {
+	return "sequence/" + subscriptionID + "/" + key
+}
+
+// SequencerStartOptions are the options the starter signals-with-start a
+// Sequencer with.
+func SequencerStartOptions(q Queues, subscriptionID, key string) client.StartWorkflowOptions {
+	return wokenOptions(q, SequencerWorkflowID(subscriptionID, key), subscriptionID)
+}
+
+// Sequencer delivers the deliveries of one ordered subscription's ordering
+// key one at a time, in the order of their numbers (docs/ordering.md): it
+// starts each one's Delivery workflow as a child, with the id and options a
+// Delivery starts with, and starts the next only once that child has ended
+// (delivered, dead-lettered, dropped or queued). PostgreSQL says which is
+// next (NextInSequence), so a wake says only "look again". Woken by
+// SignalNext; ends after sequencerIdle without work; continues as new to
+// bound its history.
+func Sequencer(ctx workflow.Context, in SequencerInput) (SequencerResult, error) {
+	s := &sequencer{ctx: ctx, in: in, wake: workflow.GetSignalChannel(ctx, SignalNext)}
+	return s.run()
+}
+
+type sequencer struct {
+	ctx   workflow.Context
+	in    SequencerInput
+	wake  workflow.ReceiveChannel
+	ended int
+	// failedStarts counts the starts in a row that failed.
+	failedStarts int
+}
+
+func (s *sequencer) run() (SequencerResult, error) {
+	for {
+		s.drain()
+		if workflow.GetInfo(s.ctx).GetCurrentHistoryLength() > sequencerMaxHistory {
+			return SequencerResult{Ended: s.ended}, workflow.NewContinueAsNewError(s.ctx, Sequencer, s.in)
+		}
+		next, err := s.next()
+		if err != nil {
+			return SequencerResult{Ended: s.ended}, err
+		}
+		if next.Found {
+			s.deliver(next)
+			continue
+		}
+		if !s.waitForWork() {
+			return SequencerResult{Ended: s.ended}, nil
+		}
+	}
+}
+
+// next asks PostgreSQL for the next delivery under way, as a local
+// activity that is retried until it answers.
+func (s *sequencer) next() (NextResult, error) {
+	ctx := workflow.WithLocalActivityOptions(s.ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: sequencerLookTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+	})
+	in := NextInput{SubscriptionID: s.in.SubscriptionID, OrderingKey: s.in.OrderingKey, After: s.in.After}
+	var res NextResult
+	err := workflow.ExecuteLocalActivity(ctx, ActivityNextInSequence, in).Get(ctx, &res)
+	return res, err
+}
+
+// deliver runs one delivery's workflow as a child and waits for it to end,
+// however it ends; the sequence then moves past it. A child that cannot be
+// started (its workflow exists: one a run of this sequencer started before
+// it was terminated or reset) is looked at again after a back-off: the
+// sequence moves past it once it is no longer under way.
+func (s *sequencer) deliver(n NextResult) {
+	in := DeliveryInput{
+		DeliveryID: n.DeliveryID, SubscriptionID: s.in.SubscriptionID, EndpointID: n.EndpointID,
+		EventType: n.EventType, URL: s.in.URL, Policy: s.in.Policy, Version: DeliveryVersion,
+	}
+	ctx := workflow.WithChildOptions(s.ctx, deliveryChildOptions(n.WorkflowID, in))
+	f := workflow.ExecuteChildWorkflow(ctx, Delivery, in)
+	if err := f.GetChildWorkflowExecution().Get(s.ctx, nil); err != nil {
+		s.failedStarts++
+		workflow.GetLogger(s.ctx).Warn("sequenced_start_failed", "delivery_id", n.DeliveryID, "error", err)
+		_ = workflow.Sleep(s.ctx, min(sequencerBackoffMin<<min(s.failedStarts-1, 4), sequencerBackoffMax))
+		return
+	}
+	s.failedStarts = 0
+	var res DeliveryResult
+	if err := f.Get(s.ctx, &res); err != nil {
+		workflow.GetLogger(s.ctx).Warn("sequenced_delivery_failed", "delivery_id", n.DeliveryID, "error", err)
+	}
+	s.in.After = n.Seq
+	s.ended++
+}
+
+// drain takes every pending wake, keeping the newest URL and policy; it
+// tells whether there was one.
+func (s *sequencer) drain() bool {
+	got := false
+	for {
+		var w SequencerWake
+		if !s.wake.ReceiveAsync(&w) {
+			return got
+		}
+		if w.Policy.Name != "" {
+			s.in.URL, s.in.Policy = w.URL, w.Policy
+		}
+		got = true
+	}
+}
+
+// waitForWork waits for a wake; false after sequencerIdle without one.
+func (s *sequencer) waitForWork() bool { return awaitWake(s.ctx, s.wake, sequencerIdle, s.drain) }
+
+// deliveryChildOptions are the options a Sequencer starts a Delivery with
+// as its child: those of DeliveryStartOptions (but eager start), on the
+// Sequencer's own task queue; the child outlives a Sequencer that is
+// terminated (abandoned).
+func deliveryChildOptions(workflowID string, in DeliveryInput) workflow.ChildWorkflowOptions {
+	return workflow.ChildWorkflowOptions{
+		WorkflowID:            workflowID,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: deliveryAttributes(in),
+		Memo:                  map[string]any{"url": in.URL},
+	}
+}
