@@ -54,7 +54,7 @@ type cli struct {
 const description = `Durable webhook delivery on Temporal.
 
 The servers read their configuration from the environment (DATABASE_URL,
-TEMPORAL_ADDRESS, HOOKRELAY_HTTP_ADDR, HOOKRELAY_ADMIN_KEY, …; README.md
+TEMPORAL_ADDRESS, HOOKRELAY_HTTP_ADDR, HOOKRELAY_ADMIN_KEY, …; docs/operations.md
 lists them). The management commands reach the API at HOOKRELAY_URL
 (default http://127.0.0.1:8080) with HOOKRELAY_API_KEY, and print tables, or
 the API's JSON with --json (docs/cli.md).`
