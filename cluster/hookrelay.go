@@ -6,14 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-
 	"github.com/hookrelay/hookrelay/devenv"
-	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // startUI starts the Temporal Web UI on the frontend.
@@ -46,37 +41,7 @@ func (c *Cluster) setup(ctx context.Context) error {
 	c.API = c.APIs[0]
 	cmd := exec.CommandContext(ctx, filepath.Join(c.cfg.Bin, "hookrelay"), "setup", "--create-namespace")
 	cmd.Env = c.hookrelayEnv(c.API[len("http://"):])
-	if err := c.run("setup", cmd); err != nil {
-		return err
-	}
-	return c.waitSearchAttributes(ctx)
-}
-
-// waitSearchAttributes waits until the frontend accepts a query naming
-// every hookrelay search attribute: it learns of those setup registered when
-// it next refreshes its namespace cache (every 2 s), and until then refuses
-// to start a delivery's workflow (which the sweeper then starts 30 s later).
-func (c *Cluster) waitSearchAttributes(ctx context.Context) error {
-	tc, err := client.DialContext(ctx, client.Options{HostPort: c.Temporal, Namespace: "default"})
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	var terms []string
-	for name, typ := range workflows.SearchAttributes() {
-		value := "''"
-		if typ == "Int" {
-			value = "0"
-		}
-		terms = append(terms, name+" = "+value)
-	}
-	query := strings.Join(terms, " AND ")
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		_, err = tc.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: query})
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-	}
+	return c.run("setup", cmd) // which returns once the namespace accepts the search attributes
 }
 
 // apiName is the name of the i-th API process (from 0).

@@ -15,12 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/testenv"
-	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // TestAPIMakesFirstAttempts: issue 22. `hookrelay api` runs a worker on the
@@ -79,8 +75,8 @@ func runAPI(ctx context.Context, t *testing.T, more map[string]string) (base, ns
 
 // setUpAPI is the environment of a `hookrelay api` on a free loopback
 // port (addr) with settings, on a real database and a fresh namespace of a
-// real Temporal server, which `hookrelay setup` prepared and whose search
-// attributes are usable.
+// real Temporal server, which `hookrelay setup` prepared (it returns once
+// the namespace accepts the search attributes).
 func setUpAPI(ctx context.Context, t *testing.T, name string, settings map[string]string) (getenv func(string) string, addr string) {
 	t.Helper()
 	srv := testenv.TemporalServer(t)
@@ -97,35 +93,7 @@ func setUpAPI(ctx context.Context, t *testing.T, name string, settings map[strin
 	if err := run(ctx, []string{"setup", "--create-namespace"}, env(kv), io.Discard, &errOut); err != nil {
 		t.Fatalf("setup: %v\n%s", err, errOut.String())
 	}
-	waitAttributesUsable(ctx, t, srv.Address, ns)
 	return env(kv), addr
-}
-
-// waitAttributesUsable waits until the new namespace ns accepts starts that
-// carry hookrelay's search attributes: the server learns a new namespace's
-// attributes when its namespace registry refreshes, some seconds after
-// setup. A start refused before then is left to the worker's sweeper, and
-// this test runs no worker. The probe workflow is terminated at once.
-func waitAttributesUsable(ctx context.Context, t *testing.T, addr, ns string) {
-	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: addr, Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	opts := client.StartWorkflowOptions{TaskQueue: "probe", ID: "probe-attributes",
-		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.AttrEndpointID.ValueSet("ep_probe"))}
-	for {
-		run, err := c.ExecuteWorkflow(ctx, opts, "Probe")
-		if err == nil {
-			_ = c.TerminateWorkflow(ctx, opts.ID, run.GetRunID(), "probe")
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("namespace %s never accepted the search attributes: %v", ns, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // post POSTs body to url and fails the test unless it is accepted.

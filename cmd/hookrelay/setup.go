@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // setup prepares a Temporal cluster and a database for hookrelay, and can
@@ -32,6 +36,9 @@ func (a *app) setup(ctx context.Context, create bool) error {
 		fmt.Fprintf(a.stdout, "namespace %q registered\n", ns)
 	}
 	if err := a.registerAttributes(ctx, c, ns); err != nil {
+		return err
+	}
+	if err := attributesAccepted(ctx, c, ns); err != nil {
 		return err
 	}
 	if err := a.migrate(ctx); err != nil {
@@ -63,5 +70,32 @@ func (a *app) registerAttributes(ctx context.Context, c client.Client, ns string
 			return fmt.Errorf("temporal: search attributes %v not registered on %q after a minute (%v)", missing, ns, err)
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// attributesAccepted waits until the namespace accepts a query naming every
+// hookrelay search attribute. The server learns of attributes just
+// registered when it next refreshes its namespace cache (a few seconds
+// later), and until then refuses to start a delivery's workflow, which the
+// sweeper would start only half a minute later: setup returns once
+// deliveries can start.
+func attributesAccepted(ctx context.Context, c client.Client, ns string) error {
+	var terms []string
+	for name, typ := range workflows.SearchAttributes() {
+		value := "''"
+		if typ == "Int" {
+			value = "0"
+		}
+		terms = append(terms, name+" = "+value)
+	}
+	req := &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns, Query: strings.Join(terms, " AND ")}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		_, err := c.CountWorkflow(ctx, req)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("temporal: namespace %q does not accept hookrelay's search attributes after a minute: %w", ns, err)
+		}
 	}
 }
