@@ -57,6 +57,7 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d.localFirstAttempt = v >= versionLocalFirstAttempt
 	d.finishInAttempt = v >= versionFinishInAttempt
 	d.quietSuccess = v >= versionInInput
+	d.quietStart = v >= versionQuietStart
 	return d.run(d, in.PublishedAt)
 }
 
@@ -77,15 +78,23 @@ const changeLocalBookkeeping = "local-bookkeeping"
 // version is fixed when the delivery starts, so replay sees the same one; a
 // later change of the workflow's commands raises DeliveryVersion and tests
 // d.version as it would test GetVersion's answer.
+//
+// From versionQuietStart a delivery starts with no search attribute and no
+// memo (DeliveryStartOptions): its identity (EndpointId, SubscriptionId,
+// EventType, Policy) is upserted with its first DeliveryStatus, when it
+// leaves the common path. The start's search attributes cost the server a
+// sixth of its work per delivery (measured in BENCHMARKS.md); a delivery
+// delivered by its first attempt is found by its workflow id or in the API.
 const (
 	versionLocalFirstAttempt = 2
 	versionFinishInAttempt   = 3
 	versionInInput           = 4
+	versionQuietStart        = 5
 )
 
 // DeliveryVersion is the version of the Delivery workflow's code that
 // deliveries start with now; the starter puts it in DeliveryInput.Version.
-const DeliveryVersion = versionInInput
+const DeliveryVersion = versionQuietStart
 
 type delivery struct {
 	retries
@@ -103,6 +112,9 @@ type delivery struct {
 	// with no status recorded before (upserted false: its first attempt
 	// succeeded) closes without one too.
 	quietSuccess, upserted bool
+	// quietStart is true from versionQuietStart on: the delivery started
+	// with no search attributes, and its first upsert sets its identity.
+	quietStart bool
 }
 
 // attempt runs the Deliver activity once: the first attempt as a local
@@ -177,12 +189,16 @@ func (d *delivery) setStatus(status policies.Status, next *time.Time) string {
 	return res.EndpointState
 }
 
-// upsert sets the search attributes DeliveryStatus and Attempts.
+// upsert sets the search attributes DeliveryStatus and Attempts, with the
+// delivery's identity the first time for one started quietly.
 func (d *delivery) upsert(status policies.Status) {
+	attrs := []temporal.SearchAttributeUpdate{
+		AttrDeliveryStatus.ValueSet(string(status)), AttrAttempts.ValueSet(int64(d.pr.Attempts))}
+	if d.quietStart && !d.upserted {
+		attrs = append(attrs, identityAttributes(d.in)...)
+	}
 	d.upserted = true
-	err := workflow.UpsertTypedSearchAttributes(d.ctx,
-		AttrDeliveryStatus.ValueSet(string(status)), AttrAttempts.ValueSet(int64(d.pr.Attempts)))
-	if err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(d.ctx, attrs...); err != nil {
 		workflow.GetLogger(d.ctx).Error("upsert_search_attributes_failed", "error", err)
 	}
 }

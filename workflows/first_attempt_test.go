@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,10 +11,12 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 // TestFirstAttemptSuccessIsOneStep: issue 12. On the real servers, a
@@ -70,4 +73,77 @@ func localActivityType(t *testing.T, ps []*commonpb.Payload) string {
 		t.Fatalf("local activity marker without readable data: %v", ps)
 	}
 	return data.ActivityType
+}
+
+// TestIdentityOnlyOffTheCommonPath: issue 22. A delivery delivered by its
+// first attempt closes with none of hookrelay's search attributes (it
+// started with none); one whose first attempt failed carries its identity (EndpointId,
+// SubscriptionId, EventType, Policy) beside DeliveryStatus and Attempts, so
+// the Web UI's filters find every delivery that left the common path.
+func TestIdentityOnlyOffTheCommonPath(t *testing.T) {
+	t.Parallel()
+	c := testenv.Client(t)
+	st := testenv.Store(t)
+	s := startWorkers(t, c, st)
+	quiet := newFixtureOn(t, st, policies.NameEventGrid, "", always(http.StatusOK))
+	retried := newFixtureOn(t, st, policies.NameCustom, `{"custom": {"kind": "fixed", "interval_seconds": 1}}`,
+		failFirst(1, http.StatusServiceUnavailable))
+	for _, f := range []*fixture{quiet, retried} {
+		startDelivery(t, c, s, f)
+		awaitDelivery(t, c, f, time.Minute)
+	}
+	quietAttrs := searchAttributes(t, c, quiet.delivery.WorkflowID)
+	for k := range workflows.SearchAttributes() {
+		if v, ok := quietAttrs[k]; ok {
+			t.Errorf("first-attempt success has search attribute %s = %q, want none of hookrelay's", k, v)
+		}
+	}
+	// README.md#in-the-temporal-web-ui: found by its id's prefix.
+	prefix := strings.Join(strings.Split(quiet.delivery.WorkflowID, "/")[:2], "/") + "/"
+	awaitListed(t, c, fmt.Sprintf("WorkflowId STARTS_WITH %q", prefix), quiet.delivery.WorkflowID)
+	got := searchAttributes(t, c, retried.delivery.WorkflowID)
+	want := map[string]string{"EndpointId": retried.sub.EndpointID, "SubscriptionId": retried.sub.ID,
+		"EventType": retried.eventType, "Policy": policies.NameCustom, "DeliveryStatus": "delivered"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("retried delivery: %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// awaitListed waits until the visibility query lists the workflow id.
+func awaitListed(t *testing.T, c client.Client, query, id string) {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			t.Fatalf("list %s: %v", query, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			if e.GetExecution().GetWorkflowId() == id {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s never listed %s", query, id)
+}
+
+// searchAttributes are a workflow's keyword search attributes, decoded.
+func searchAttributes(t *testing.T, c client.Client, id string) map[string]string {
+	t.Helper()
+	d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for k, p := range d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields() {
+		var v string
+		if json.Unmarshal(p.GetData(), &v) == nil {
+			out[k] = v
+		} else {
+			out[k] = string(p.GetData())
+		}
+	}
+	return out
 }

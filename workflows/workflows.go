@@ -84,34 +84,44 @@ func DeliveryWorkflowID(eventID, subscriptionID, followUpID string) string {
 
 // DeliveryStartOptions are the options a Delivery workflow is started with:
 // its deterministic id (never reused, so a delivery runs once however often
-// it is started), the search attributes that find it and a memo with the
-// URL. DeliveryStatus and Attempts are not set at the start: a delivery gets
-// them when it first leaves the common path (a failed or held-back attempt),
-// so one that succeeds at its first attempt costs the server no status
-// upsert and closes as Completed with no DeliveryStatus
-// (README.md#in-the-temporal-web-ui). Eager start hands the first workflow
-// task straight to a worker of the starting client (the API's own), which
-// then makes the first attempt without a trip through matching; without such
-// a worker the start is a normal one.
+// it is started) and, for deliveries before versionQuietStart, the search
+// attributes that find it and a memo with the URL. From versionQuietStart a
+// delivery starts with neither: it gets its identity with DeliveryStatus and
+// Attempts when it first leaves the common path (a failed or held-back
+// attempt), so one that succeeds at its first attempt costs the server no
+// search attribute and no upsert, and closes as Completed with none
+// (README.md#in-the-temporal-web-ui); its URL is in its input. Eager start
+// hands the first workflow task straight to a worker of the starting client
+// (the API's own), which then makes the first attempt without a trip
+// through matching; without such a worker the start is a normal one.
 func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{
+	opts := client.StartWorkflowOptions{
 		ID:                    workflowID,
 		TaskQueue:             q.Main,
 		EnableEagerStart:      true,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: deliveryAttributes(in),
-		Memo:                  map[string]any{"url": in.URL},
 	}
+	if in.Version < versionQuietStart {
+		opts.TypedSearchAttributes = deliveryAttributes(in)
+		opts.Memo = map[string]any{"url": in.URL}
+	}
+	return opts
 }
 
-// deliveryAttributes are the search attributes a Delivery starts with.
+// deliveryAttributes are the search attributes that name a Delivery.
 func deliveryAttributes(in DeliveryInput) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(
+	return temporal.NewSearchAttributes(identityAttributes(in)...)
+}
+
+// identityAttributes are a Delivery's identity as search attribute updates:
+// its endpoint, subscription, event type and policy.
+func identityAttributes(in DeliveryInput) []temporal.SearchAttributeUpdate {
+	return []temporal.SearchAttributeUpdate{
 		AttrEndpointID.ValueSet(in.EndpointID),
 		AttrSubscriptionID.ValueSet(in.SubscriptionID),
 		AttrEventType.ValueSet(in.EventType),
 		AttrPolicy.ValueSet(in.Policy.Name),
-	)
+	}
 }
 
 // Activity names. Workflows run activities by name; the worker registers the
