@@ -25,12 +25,15 @@ import (
 
 // Deliver makes one HTTP attempt of a delivery and records it. Failures of
 // the endpoint are results, not errors; an error means hookrelay itself failed.
+// An endpoint that lets the attempt go and has no limits to check gets it
+// with one statement before the request (store.BeginTarget).
 func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
-	t, err := a.Store.Target(ctx, in.DeliveryID)
+	t, row, err := a.Store.BeginTarget(ctx, store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
+		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, policies.AttemptStates(in.Probe), in.MayThrottle)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
-	if !policies.MayAttempt(t.EndpointState, in.Probe) {
+	if row == 0 && !policies.MayAttempt(t.EndpointState, in.Probe) {
 		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
 	body, err := a.requestBody(t)
@@ -41,7 +44,13 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	if in.FinishDelivered {
 		finish = in.DeliveryID
 	}
-	rec, done, err := a.send(ctx, t, in, body, []string{in.DeliveryID}, finish)
+	var rec store.Attempt
+	var done store.Completed
+	if row != 0 {
+		rec, done, err = a.sendBegun(ctx, t, in, body, []int64{row}, finish)
+	} else {
+		rec, done, err = a.send(ctx, t, in, body, []string{in.DeliveryID}, finish)
+	}
 	if res, ok := throttled(err); ok {
 		return res, nil
 	}
@@ -62,11 +71,8 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 
 // send makes one request carrying body for the deliveries ids (one, or a
 // batch's, in is the first's attempt), when the endpoint's limits leave room
-// (else errThrottled): their attempts rows are written
-// before it goes out and completed after, it is counted once against the
-// endpoint, its meaning for the endpoint's health is signalled, and it is
-// measured. A success also records the delivery finish, if named, as
-// delivered (store.CompleteAttempts).
+// (else errThrottled): their attempts rows are written before it goes out
+// (BeginAttempts), then sendBegun.
 func (a *Activities) send(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, ids []string, finish string) (store.Attempt, store.Completed, error) {
 	release, err := a.leaseFor(ctx, t, in)
 	if err != nil {
@@ -78,6 +84,15 @@ func (a *Activities) send(ctx context.Context, t store.Target, in workflows.Deli
 	if err != nil {
 		return store.Attempt{}, store.Completed{}, err
 	}
+	return a.sendBegun(ctx, t, in, body, rows, finish)
+}
+
+// sendBegun sends the request whose open attempts rows are rows and
+// completes them: it is counted once against the endpoint, its meaning for
+// the endpoint's health is signalled, and it is measured. A success also
+// records the delivery finish, if named, as delivered
+// (store.CompleteAttempts).
+func (a *Activities) sendBegun(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, rows []int64, finish string) (store.Attempt, store.Completed, error) {
 	rec := a.post(ctx, t, in, body)
 	done, err := a.Store.CompleteAttempts(ctx, t.EndpointID, rows, rec, finish)
 	if err != nil {

@@ -178,3 +178,15 @@ func (o Overrides) applyHealth(p *Policy, _ limits) error {
 func MayAttempt(state string, probe bool) bool {
 	return state == StateEnabled || (probe && state == StateDisabled)
 }
+
+// AttemptStates are the endpoint states in which MayAttempt lets an attempt
+// (a probe, if probe) go, for a query that decides it in the database.
+func AttemptStates(probe bool) []string {
+	var out []string
+	for _, s := range []string{StateEnabled, StateDisabled, StateFrozen} {
+		if MayAttempt(s, probe) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -50,23 +50,27 @@ type Target struct {
 // for.
 func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	var t Target
-	err := sqlx.GetContext(ctx, s.prep, &t, `SELECT d.id AS delivery_id, d.status, e.id AS event_id,
-			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
-			s.account_id, s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
-			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END
-				AS previous_signing_secret,
-			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at,
-			`+limitCols+`
-		FROM deliveries d
-		JOIN events e ON e.id = d.event_id
-		JOIN subscriptions s ON s.id = d.subscription_id
-		JOIN endpoints p ON p.id = s.endpoint_id
-		WHERE d.id = $1`, deliveryID)
+	err := sqlx.GetContext(ctx, s.prep, &t, `SELECT `+targetCols+` `+targetFrom+` WHERE d.id = $1`, deliveryID)
 	if err != nil {
 		return Target{}, notFound(err, "delivery", deliveryID)
 	}
 	return t, nil
 }
+
+// targetCols and targetFrom are the columns and joins of a Target.
+const (
+	targetCols = `d.id AS delivery_id, d.status, e.id AS event_id,
+			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
+			s.account_id, s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
+			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END
+				AS previous_signing_secret,
+			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at,
+			` + limitCols
+	targetFrom = `FROM deliveries d
+		JOIN events e ON e.id = d.event_id
+		JOIN subscriptions s ON s.id = d.subscription_id
+		JOIN endpoints p ON p.id = s.endpoint_id`
+)
 
 // Attempt is one HTTP request made for a delivery.
 type Attempt struct {

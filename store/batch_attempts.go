@@ -155,3 +155,41 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 	UNION ALL
 	SELECT id, state, attempts, failures, consecutive_failures, last_success_at, created_at, NULL, NULL
 	FROM endpoints WHERE id = $11 AND NOT EXISTS (SELECT 1 FROM done)`
+
+// BeginTarget is Target and BeginAttempts in one statement, for attempt a of
+// one delivery, so that a first attempt makes one round trip before its
+// request: the open row is written only if the endpoint's state is one of
+// states and, when unlimitedOnly, the endpoint has no limits (Limited).
+// row is then the open row's id, for CompleteAttempts; else it is 0, nothing
+// was written, and the caller goes on from t as after Target.
+func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unlimitedOnly bool) (t Target, row int64, err error) {
+	var out struct {
+		Target
+		MayBegin bool   `db:"may_begin"`
+		Row      *int64 `db:"attempt_row"`
+	}
+	err = sqlx.GetContext(ctx, s.prep, &out, beginTargetSQL, a.DeliveryID, pq.Array(states), unlimitedOnly,
+		a.Attempt, a.ScheduledAt, a.StartedAt, KindInFlight, KindUnknown, cutOff)
+	if err != nil {
+		return Target{}, 0, notFound(err, "delivery", a.DeliveryID)
+	}
+	if out.Row != nil {
+		row = *out.Row
+	}
+	return out.Target, row, nil
+}
+
+// beginTargetSQL is BeginTarget's statement: the target (t), and, if it may
+// begin, BeginAttempts' steps for its one delivery.
+var beginTargetSQL = `WITH t AS (SELECT ` + targetCols + `,
+			(p.state = ANY($2) AND (NOT $3 OR (` + unlimitedSQL + `))) AS may_begin
+		` + targetFrom + ` WHERE d.id = $1),
+	closed AS (UPDATE attempts a SET error_kind = $8, error_message = $9
+		FROM t WHERE t.may_begin AND a.delivery_id = $1 AND a.error_kind = $7),
+	counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $4 + 1), updated_at = now()
+		FROM t WHERE t.may_begin AND d.id = $1),
+	opened AS (INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
+		SELECT $1, $4, COALESCE((SELECT max(a.try) + 1 FROM attempts a
+				WHERE a.delivery_id = $1 AND a.attempt = $4), 0), $5, $6, 0, $7, false
+		FROM t WHERE t.may_begin RETURNING id)
+	SELECT t.*, (SELECT id FROM opened) AS attempt_row FROM t`

@@ -22,6 +22,9 @@ const limitCols = `p.max_concurrency, p.rate_limit, p.rate_limit_period_seconds`
 // Limited reports whether l limits anything.
 func (l Limits) Limited() bool { return l.MaxConcurrency != nil || l.RateLimit != nil }
 
+// unlimitedSQL is Limited's negation for the endpoint p in a query.
+const unlimitedSQL = `p.max_concurrency IS NULL AND p.rate_limit IS NULL`
+
 // SetLimits replaces the limits of the account's endpoint id. The database
 // checks their bounds (migration 00013); the API checks them first.
 func (s *Store) SetLimits(ctx context.Context, account, id string, l Limits) (Endpoint, error) {
