@@ -56,19 +56,25 @@ func TestChaos(t *testing.T) {
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, sc := range scenarios {
 		r := s.run1(rcv, sc)
-		fmt.Println(r)
-		for reason, n := range r.Reasons {
-			fmt.Printf("|   | %d ended: %.120s |\n", n, reason)
-		}
+		printResult(r)
 		checkResult(t, r)
 	}
 	for _, sc := range ordered {
 		r, problems := s.runOrdered(sc)
-		fmt.Println(r)
+		printResult(r)
 		checkResult(t, r)
 		if len(problems) > 0 {
 			t.Errorf("%s: out of order or lost:\n%s", sc.name, strings.Join(problems, "\n"))
 		}
+	}
+}
+
+// printResult prints a scenario's row, then how its deliveries that were
+// not delivered ended.
+func printResult(r result) {
+	fmt.Println(r)
+	for reason, n := range r.Reasons {
+		fmt.Printf("|   | %d ended: %.200s |\n", n, reason)
 	}
 }
 

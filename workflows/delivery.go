@@ -58,6 +58,7 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d.finishInAttempt = v >= versionFinishInAttempt
 	d.quietSuccess = v >= versionInInput
 	d.quietStart = v >= versionQuietStart
+	d.internalGrace = v >= versionInternalGrace
 	return d.run(d, in.PublishedAt)
 }
 
@@ -90,6 +91,10 @@ const (
 	versionFinishInAttempt   = 3
 	versionInInput           = 4
 	versionQuietStart        = 5
+	// versionInternalGrace (issue 22, with versionQuietStart): failures of
+	// hookrelay itself get at least internalGrace before a count-bounded
+	// policy's deadline ends the delivery (retries.internalDeadline).
+	versionInternalGrace = 5
 )
 
 // DeliveryVersion is the version of the Delivery workflow's code that

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,43 @@ func TestInternalFailurePastDeadline(t *testing.T) {
 		t.Error("no reason recorded")
 	}
 }
+
+// TestInternalFailureOutlastsCountBound: issue 22. A count-bounded policy
+// (3 attempts 1 s apart, so its last retry falls 2 s after the first
+// failure) is not ended by one failure of hookrelay itself, whose 10 s
+// back-off passes that bound: such failures get an hour (make chaos killed a
+// worker during an ordered delivery's retry and dead-lettered it).
+func TestInternalFailureOutlastsCountBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, policies.NameCustom, countBound, always(http.StatusOK))
+	failAttemptInserts(t, f, 1)
+	out := f.run(t)
+	if out.res.Status != "delivered" || out.res.Attempts != 1 || !equalDurations(out.timers, []time.Duration{10 * time.Second}) {
+		t.Fatalf("result %+v, timers %v; want delivered after one 10 s back-off", out.res, out.timers)
+	}
+}
+
+// TestInternalFailureGraceEnds: hookrelay failing for ever still ends a
+// count-bounded delivery, an hour after its first failure, saying why.
+func TestInternalFailureGraceEnds(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, policies.NameCustom, countBound, always(http.StatusOK))
+	failAttemptInserts(t, f, 1000)
+	out := f.run(t)
+	var waited time.Duration
+	for _, d := range out.timers {
+		waited += d
+	}
+	if out.res.Status == "delivered" || out.res.Attempts != 0 || !strings.HasPrefix(out.res.Reason, "hookrelay could not make the attempt") {
+		t.Fatalf("result %+v, want it ended by hookrelay's failures", out.res)
+	}
+	if waited > time.Hour || waited < 50*time.Minute {
+		t.Errorf("backed off %v in all, want close to an hour", waited)
+	}
+}
+
+// countBound is a custom policy bounded by its attempts only.
+const countBound = `{"custom": {"kind": "fixed", "interval_seconds": 1}, "max_attempts": 3}`
 
 // TestReEnabledBeforeWaiting: the endpoint is re-enabled (and its waiting
 // deliveries released) between the attempt that found it disabled and the

@@ -27,8 +27,12 @@ type retries struct {
 	seed   uint64
 	pr     policies.Progress
 	last   DeliverResult
-	// internalFailures counts consecutive failures of hookrelay itself.
+	// internalFailures counts consecutive failures of hookrelay itself;
+	// internalSince is when the first of them came.
 	internalFailures int
+	internalSince    time.Time
+	// internalGrace is true from versionInternalGrace on (internalDeadline).
+	internalGrace bool
 	// throttled counts consecutive attempts held back by the endpoint's
 	// limits.
 	throttled int
@@ -48,7 +52,10 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		res, err := s.attempt(scheduled, probe)
 		if err != nil {
 			r.internalFailures++
-			switch onInternalFailure(r.ctx, r.internalFailures, r.deadline()) {
+			if r.internalFailures == 1 {
+				r.internalSince = workflow.Now(r.ctx)
+			}
+			switch onInternalFailure(r.ctx, r.internalFailures, r.internalDeadline()) {
 			case giveUp:
 				return s.finish(r.policy.FinalStatus(), internalReason(err))
 			case tryAgain:
@@ -136,6 +143,24 @@ func (r *retries) waitUntil(s steps, due time.Time) error {
 	s.setStatus(policies.StatusRetrying, &due)
 	wait := max(due.Sub(workflow.Now(r.ctx)), time.Millisecond)
 	return workflow.NewTimer(r.ctx, wait).Get(r.ctx, nil)
+}
+
+// internalDeadline is how long failures of hookrelay itself may hold the
+// delivery back: its deadline, but, from versionInternalGrace and unless the
+// policy's time-to-live sets that deadline, never less than internalGrace
+// after the first failure in a row. A count-bounded policy's deadline is
+// only where its last retry could fall (a fixed 0.2 s schedule of 100
+// attempts ends 20 s after the first failure): a worker's crash, found out
+// when its attempt times out, must not end such a delivery.
+func (r *retries) internalDeadline() time.Time {
+	d := r.deadline()
+	if !r.internalGrace || d.IsZero() || r.policy.TTL > 0 {
+		return d
+	}
+	if grace := r.internalSince.Add(internalGrace); grace.After(d) {
+		return grace
+	}
+	return d
 }
 
 // deadline is the time after which there can be no more retries, or zero
