@@ -24,6 +24,27 @@ func (p Policy) Deadline(pr Progress) time.Time {
 	return pr.FirstFailureAt.Add(last)
 }
 
+// InternalGrace is the least time failures of hookrelay itself (not of the
+// endpoint) may hold a delivery back before a count-bounded deadline ends it.
+const InternalGrace = time.Hour
+
+// InternalDeadline is how long failures of hookrelay itself, the first of
+// them in a row at since, may hold a delivery back: its Deadline, but, unless
+// the TTL sets that deadline, never less than InternalGrace after since. A
+// count-bounded deadline is only where the last retry could fall (100
+// attempts 0.2 s apart end 20 s after the first failure), and a worker's
+// crash, found out when its attempt times out, must not end the delivery.
+func (p Policy) InternalDeadline(pr Progress, since time.Time) time.Time {
+	d := p.Deadline(pr)
+	if d.IsZero() || p.TTL > 0 {
+		return d
+	}
+	if grace := since.Add(InternalGrace); grace.After(d) {
+		return grace
+	}
+	return d
+}
+
 // lastRetryBound is the greatest offset from the first failure at which the
 // last allowed retry can be due; ok is false when retries are unbounded.
 func (p Policy) lastRetryBound() (time.Duration, bool) {

@@ -39,17 +39,9 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 		ID         int64  `db:"id"`
 		DeliveryID string `db:"delivery_id"`
 	}
-	err := sqlx.SelectContext(ctx, s.prep, &rows, `WITH input AS (SELECT DISTINCT unnest($1::text[]) AS delivery_id),
-		closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
-			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5),
-		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), updated_at = now()
-			FROM input i WHERE d.id = i.delivery_id)
-		INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
-		SELECT i.delivery_id, $2, COALESCE((SELECT max(a.try) + 1 FROM attempts a
-				WHERE a.delivery_id = i.delivery_id AND a.attempt = $2), 0), $3, $4, 0, $5, false
-		FROM input i
-		RETURNING id, delivery_id`, pq.Array(ids), as[0].Attempt, as[0].ScheduledAt, as[0].StartedAt,
-		KindInFlight, KindUnknown, cutOff)
+	err := sqlx.SelectContext(ctx, s.prep, &rows, `WITH input AS (SELECT DISTINCT unnest($1::text[]) AS delivery_id), `+
+		openSQL+` `+insertOpenSQL+` RETURNING id, delivery_id`, pq.Array(ids), as[0].Attempt, as[0].ScheduledAt,
+		as[0].StartedAt, KindInFlight, KindUnknown, cutOff)
 	if err != nil {
 		return nil, fmt.Errorf("store: begin attempts: %w", err)
 	}
@@ -63,6 +55,21 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 	}
 	return out, nil
 }
+
+// openSQL and insertOpenSQL open an attempts row (attempt $2, scheduled
+// $3, started $4, error kind $5) for every delivery of the CTE input, after
+// closing its rows still open as unknown ($6, message $7): the steps
+// BeginAttempts and BeginTarget share.
+const (
+	openSQL = `closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
+			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5),
+		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), updated_at = now()
+			FROM input i WHERE d.id = i.delivery_id)`
+	insertOpenSQL = `INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
+		SELECT i.delivery_id, $2, COALESCE((SELECT max(a.try) + 1 FROM attempts a
+				WHERE a.delivery_id = i.delivery_id AND a.attempt = $2), 0), $3, $4, 0, $5, false
+		FROM input i`
+)
 
 // cutOff is the error message of an attempt a crash cut off.
 const cutOff = "the worker stopped before the outcome was recorded"
@@ -168,8 +175,8 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 		MayBegin bool   `db:"may_begin"`
 		Row      *int64 `db:"attempt_row"`
 	}
-	err = sqlx.GetContext(ctx, s.prep, &out, beginTargetSQL, a.DeliveryID, pq.Array(states), unlimitedOnly,
-		a.Attempt, a.ScheduledAt, a.StartedAt, KindInFlight, KindUnknown, cutOff)
+	err = sqlx.GetContext(ctx, s.prep, &out, beginTargetSQL, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt,
+		KindInFlight, KindUnknown, cutOff, pq.Array(states), unlimitedOnly)
 	if err != nil {
 		return Target{}, 0, notFound(err, "delivery", a.DeliveryID)
 	}
@@ -180,16 +187,12 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 }
 
 // beginTargetSQL is BeginTarget's statement: the target (t), and, if it may
-// begin, BeginAttempts' steps for its one delivery.
+// begin (states $8, unlimitedOnly $9), the steps of BeginAttempts for its one
+// delivery.
 var beginTargetSQL = `WITH t AS (SELECT ` + targetCols + `,
-			(p.state = ANY($2) AND (NOT $3 OR (` + unlimitedSQL + `))) AS may_begin
+			(p.state = ANY($8) AND (NOT $9 OR (` + unlimitedSQL + `))) AS may_begin
 		` + targetFrom + ` WHERE d.id = $1),
-	closed AS (UPDATE attempts a SET error_kind = $8, error_message = $9
-		FROM t WHERE t.may_begin AND a.delivery_id = $1 AND a.error_kind = $7),
-	counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $4 + 1), updated_at = now()
-		FROM t WHERE t.may_begin AND d.id = $1),
-	opened AS (INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
-		SELECT $1, $4, COALESCE((SELECT max(a.try) + 1 FROM attempts a
-				WHERE a.delivery_id = $1 AND a.attempt = $4), 0), $5, $6, 0, $7, false
-		FROM t WHERE t.may_begin RETURNING id)
+	input AS (SELECT delivery_id FROM t WHERE may_begin),
+	` + openSQL + `,
+	opened AS (` + insertOpenSQL + ` RETURNING id)
 	SELECT t.*, (SELECT id FROM opened) AS attempt_row FROM t`

@@ -92,7 +92,7 @@ const (
 	versionInInput           = 4
 	versionQuietStart        = 5
 	// versionInternalGrace (issue 22, with versionQuietStart): failures of
-	// hookrelay itself get at least internalGrace before a count-bounded
+	// hookrelay itself get at least policies.InternalGrace before a count-bounded
 	// policy's deadline ends the delivery (retries.internalDeadline).
 	versionInternalGrace = 5
 )

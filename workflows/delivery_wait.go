@@ -14,13 +14,10 @@ import (
 // with the old rule.
 const changeInternalNotAttempt = "internal-failure-not-attempt"
 
-// Backoff between tries after hookrelay itself failed: 10 s doubling to 5 min;
-// such failures in a row may hold a delivery back for internalGrace at least
-// (retries.internalDeadline).
+// Backoff between tries after hookrelay itself failed: 10 s doubling to 5 min.
 const (
 	internalBackoffMin = 10 * time.Second
 	internalBackoffMax = 5 * time.Minute
-	internalGrace      = time.Hour
 )
 
 // afterInternal is what follows a failure of hookrelay itself.

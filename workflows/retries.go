@@ -146,30 +146,25 @@ func (r *retries) waitUntil(s steps, due time.Time) error {
 }
 
 // internalDeadline is how long failures of hookrelay itself may hold the
-// delivery back: its deadline, but, from versionInternalGrace and unless the
-// policy's time-to-live sets that deadline, never less than internalGrace
-// after the first failure in a row. A count-bounded policy's deadline is
-// only where its last retry could fall (a fixed 0.2 s schedule of 100
-// attempts ends 20 s after the first failure): a worker's crash, found out
-// when its attempt times out, must not end such a delivery.
+// delivery back: from versionInternalGrace the policy's InternalDeadline,
+// before it the delivery's deadline.
 func (r *retries) internalDeadline() time.Time {
-	d := r.deadline()
-	if !r.internalGrace || d.IsZero() || r.policy.TTL > 0 {
-		return d
+	if !r.internalGrace {
+		return r.deadline()
 	}
-	if grace := r.internalSince.Add(internalGrace); grace.After(d) {
-		return grace
-	}
-	return d
+	return r.policy.InternalDeadline(r.deadlineProgress(), r.internalSince)
 }
 
 // deadline is the time after which there can be no more retries, or zero
-// when the policy sets none; before any failure it counts from the first
-// attempt.
-func (r *retries) deadline() time.Time {
+// when the policy sets none.
+func (r *retries) deadline() time.Time { return r.policy.Deadline(r.deadlineProgress()) }
+
+// deadlineProgress is the progress deadlines count from: before any failure,
+// from the first attempt.
+func (r *retries) deadlineProgress() policies.Progress {
 	pr := r.pr
 	if pr.FirstFailureAt.IsZero() {
 		pr.FirstFailureAt = pr.FirstAttemptAt
 	}
-	return r.policy.Deadline(pr)
+	return pr
 }
