@@ -47,7 +47,10 @@ type Activities struct {
 	// EventGridTopic is the template of the accounts' Event Grid topics
 	// (eventgrid.Topic; "" is eventgrid.DefaultTopic).
 	EventGridTopic string
-	health         healthGate
+	// Later writes the outcome of first-attempt successes in the
+	// background; nil writes every outcome before the workflow is told.
+	Later  *Later
+	health healthGate
 }
 
 // MaxResponseHeaderBytes bounds the response headers the HTTP client reads.
@@ -78,6 +81,7 @@ func New(st *store.Store, logger *slog.Logger, guard *egress.Guard) *Activities 
 		},
 		Logger:    logger,
 		BodyLimit: 1024,
+		Later:     NewLater(),
 	}
 }
 

@@ -61,11 +61,12 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
 	res := resultOf(rec, done.Counters)
 	if done.Delivered != nil {
-		// Recorded as delivered with the attempt (FinishDelivered): the
-		// workflow runs no Finish. Otherwise it does.
 		a.finished(ctx, in.DeliveryID, policies.StatusDelivered, "", done.Delivered, "")
-		res.Finished = true
 	}
+	// Recorded as delivered with the attempt, or being recorded so
+	// (FinishDelivered, Later): the workflow runs no Finish. Otherwise it
+	// does.
+	res.Finished = done.Delivered != nil || done.Later
 	return res, nil
 }
 
@@ -94,15 +95,22 @@ func (a *Activities) send(ctx context.Context, t store.Target, in workflows.Deli
 // (store.CompleteAttempts).
 func (a *Activities) sendBegun(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, rows []int64, finish string) (store.Attempt, store.Completed, error) {
 	rec := a.post(ctx, t, in, body)
+	if a.recordsLater(t, in, rec, finish) && a.recordLater(ctx, t, in, rows, rec, finish) {
+		return rec, store.Completed{Counters: store.Counters{EndpointID: t.EndpointID, State: t.EndpointState}, Later: true}, nil
+	}
 	done, err := a.Store.CompleteAttempts(ctx, t.EndpointID, rows, rec, finish)
 	if err != nil {
 		return store.Attempt{}, store.Completed{}, err
 	}
-	c := done.Counters
-	a.watchHealth(ctx, in, rec, c)
+	a.watchHealth(ctx, in, rec, done.Counters)
+	a.measure(t, in, rec)
+	return rec, done, nil
+}
+
+// measure counts the attempt rec of in to t in the metrics.
+func (a *Activities) measure(t store.Target, in workflows.DeliverInput, rec store.Attempt) {
 	a.Metrics.Attempt(rec.Success, rec.ErrorKind, time.Duration(rec.DurationMs*float64(time.Millisecond)),
 		in.Attempt == 0, rec.StartedAt.Sub(t.CreatedAt))
-	return rec, done, nil
 }
 
 // attemptsOf is rec as the attempt of each delivery a request carries, in

@@ -110,9 +110,11 @@ func (r *shippedRun) printf(format string, args ...any) {
 }
 
 // phase runs one load, waits up to limit for its receipts and reports it;
-// the machine's load is sampled just before.
+// it starts once our processes are idle (settle), and the machine's load is
+// sampled just before.
 func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) phaseResult {
-	load, calls := machineLoad(), persistenceCalls(r.dev.temporalMetrics)
+	settled := settle()
+	load, calls := settled+"; "+machineLoad(), persistenceCalls(r.dev.temporalMetrics)
 	cpu, begin := takeCPU(), time.Now()
 	res := measure(name, r.rcv, run(), limit)
 	res.load, res.cpu = load, cpu.cpuPer(res.receipts, time.Since(begin))

@@ -123,6 +123,39 @@ func machineLoad() string {
 		strings.TrimSuffix(b.String(), "; "))
 }
 
+// Settling before a phase.
+const (
+	// idleCores is the CPU our processes use, at most, when idle: the
+	// servers' own polling and timers.
+	idleCores = 0.2
+	// settleLimit bounds the wait for them to be idle.
+	settleLimit = time.Minute
+)
+
+// settle waits, up to settleLimit, until our processes (the benchmark, the
+// servers and what they run) have used less than idleCores over a second,
+// so that a phase does not pay for the tail of the one before it (the
+// baseline's last activity tasks, workflow tasks and visibility records
+// run on after its last receipt). It says how long it waited.
+func settle() string {
+	begin := time.Now()
+	for time.Since(begin) < settleLimit {
+		before := readProcs()
+		time.Sleep(time.Second)
+		after := readProcs()
+		var ticks int64
+		for pid, a := range after {
+			if d := a.ticks - before[pid].ticks; d > 0 && ours(after, pid) {
+				ticks += d
+			}
+		}
+		if float64(ticks)/100 < idleCores {
+			return fmt.Sprintf("idle after %.0fs", time.Since(begin).Seconds())
+		}
+	}
+	return fmt.Sprintf("still busy after %.0fs", settleLimit.Seconds())
+}
+
 // loadavg is /proc/loadavg's first three fields.
 func loadavg() string {
 	f, err := os.Open("/proc/loadavg")

@@ -91,6 +91,10 @@ type Completed struct {
 	// Delivered is the delivery CompleteAttempts recorded as delivered
 	// (Completion.FinishDelivered), nil when it recorded none.
 	Delivered *Delivery
+	// Later is true when the outcome is not recorded yet: the caller
+	// writes it in the background (activities.Later). Counters are then
+	// the endpoint's as the attempt found it.
+	Later bool
 }
 
 // CompleteAttempts records rec, the outcome of one request, on the open rows

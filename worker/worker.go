@@ -132,6 +132,9 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 		for _, w := range ws {
 			w.Stop()
 		}
+		// The outcomes of the last successes are written before the
+		// process goes: none is left to the sweeper on a clean stop.
+		acts.Later.Wait()
 	}
 	for i, w := range ws {
 		if err := w.Start(); err != nil {

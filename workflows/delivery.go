@@ -42,6 +42,12 @@ type DeliveryResult struct {
 	Attempts     int
 	Reason       string
 	DeadLetterID string
+	// StatusCode and DurationMs are the last attempt's, when it recorded
+	// the delivery as delivered itself (DeliverResult.Finished): what the
+	// sweeper records if the worker stopped before it did
+	// (starter.SettleOpen).
+	StatusCode int     `json:",omitempty"`
+	DurationMs float64 `json:",omitempty"`
 }
 
 // Delivery delivers one event to one subscription under its policy: one
@@ -215,7 +221,9 @@ func (d *delivery) finish(status policies.Status, reason string) (DeliveryResult
 		d.upsert(status)
 	}
 	if status == policies.StatusDelivered && d.last.Finished {
-		return DeliveryResult{Status: status, Attempts: d.pr.Attempts}, nil // the attempt recorded it
+		// The attempt recorded it, or is recording it.
+		return DeliveryResult{Status: status, Attempts: d.pr.Attempts,
+			StatusCode: d.last.StatusCode, DurationMs: d.last.DurationMs}, nil
 	}
 	in := FinishInput{
 		DeliveryID: d.in.DeliveryID, Status: status, Reason: reason,

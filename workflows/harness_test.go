@@ -89,6 +89,9 @@ type fixture struct {
 	eventType string
 	delivery  store.Delivery
 	policy    policies.Policy
+	// later writes the outcomes of first-attempt successes in the
+	// background: run waits for it before anything reads them.
+	later *activities.Later
 }
 
 // newFixture creates the subscription (policy name plus its retry_policy
@@ -151,7 +154,9 @@ func (f *fixture) newEnv() *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
 	env.RegisterWorkflow(workflows.Delivery)
-	env.RegisterActivity(activities.New(f.st, testenv.Logger(), testenv.Egress()))
+	acts := activities.New(f.st, testenv.Logger(), testenv.Egress())
+	f.later = acts.Later
+	env.RegisterActivity(acts)
 	return env
 }
 
@@ -179,6 +184,7 @@ func (f *fixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkflowEnv
 		s(env)
 	}
 	env.ExecuteWorkflow(workflows.Delivery, f.input())
+	f.later.Wait()
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}

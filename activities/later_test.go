@@ -1,0 +1,104 @@
+package activities_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/hookrelay/hookrelay/activities"
+	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
+)
+
+// firstAttempt is the local first attempt of d as the workflow asks for it.
+func firstAttempt(d store.Delivery) workflows.DeliverInput {
+	return workflows.DeliverInput{DeliveryID: d.ID, ScheduledAt: time.Now(), Timeout: 5 * time.Second,
+		MayThrottle: true, FinishDelivered: true}
+}
+
+// TestFirstSuccessRecordedLater: a first attempt that succeeds tells its
+// workflow before its outcome is written (its row was written before the
+// request, and stays open until then): with the endpoint's counter row
+// locked by another transaction, Deliver still returns, Finished; once the
+// lock goes, the outcome and the delivery's end are written.
+func TestFirstSuccessRecordedLater(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), testenv.Store(t)
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(201) }))
+	defer rcv.Close()
+	d := deliveryTo(t, st, rcv.URL)
+	tx, err := st.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, d.EndpointID); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan workflows.DeliverResult, 1)
+	go func() {
+		res, err := acts.Deliver(ctx, firstAttempt(d))
+		if err != nil {
+			t.Error(err)
+		}
+		got <- res
+	}()
+	select {
+	case res := <-got:
+		if !res.Success || !res.Finished || res.StatusCode != 201 {
+			t.Errorf("result %+v, want a success the activity finishes", res)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Deliver waited for the outcome to be written")
+	}
+	if as, err := st.Attempts(ctx, d.ID); err != nil || len(as) != 1 || as[0].ErrorKind != store.KindInFlight {
+		t.Errorf("while the outcome waits: %+v %v, want one open row", as, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	acts.Later.Wait()
+	as, err := st.Attempts(ctx, d.ID)
+	if err != nil || len(as) != 1 || !as[0].Success || as[0].StatusCode != 201 || as[0].ErrorKind != "" {
+		t.Errorf("after: %+v %v, want the success recorded", as, err)
+	}
+	if got, err := st.GetDelivery(ctx, store.DefaultAccount, d.ID); err != nil || got.Status != policies.StatusDelivered {
+		t.Errorf("delivery %s %v, want delivered", got.Status, err)
+	}
+}
+
+// TestFailureRecordedBeforeReturn: a failed first attempt (and any attempt
+// without Later) is written before the workflow is told, with the
+// endpoint's counters, which its health needs.
+func TestFailureRecordedBeforeReturn(t *testing.T) {
+	t.Parallel()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }))
+	defer failing.Close()
+	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer ok.Close()
+	for _, c := range []struct {
+		name  string
+		url   string
+		later bool
+	}{{"failure", failing.URL, true}, {"success without Later", ok.URL, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, st := context.Background(), testenv.Store(t)
+			acts := activities.New(st, testenv.Logger(), testenv.Egress())
+			if !c.later {
+				acts.Later = nil
+			}
+			d := deliveryTo(t, st, c.url)
+			res, err := acts.Deliver(ctx, firstAttempt(d))
+			if err != nil || res.Counters.Attempts != 1 {
+				t.Errorf("%+v %v, want the endpoint's counters after the attempt", res, err)
+			}
+			if as, err := st.Attempts(ctx, d.ID); err != nil || len(as) != 1 || as[0].ErrorKind == store.KindInFlight {
+				t.Errorf("%+v %v, want the outcome written", as, err)
+			}
+		})
+	}
+}
