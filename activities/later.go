@@ -39,17 +39,15 @@ func NewLater() *Later { return &Later{slots: make(chan struct{}, LaterSlots)} }
 // Wait waits until the outcomes being written are written (or given up).
 func (l *Later) Wait() { l.wg.Wait() }
 
-// recordsLater reports whether the outcome rec of the attempt in to t may be
-// written after the workflow is told: a success that finishes its delivery
-// (FinishDelivered), on an enabled endpoint, outside a probe, so that
-// nothing the workflow or the endpoint's health needs waits on it.
-func (a *Activities) recordsLater(t store.Target, in workflows.DeliverInput, rec store.Attempt, finish string) bool {
-	return a.Later != nil && rec.Success && finish != "" && !in.Probe && t.EndpointState == policies.StateEnabled
-}
-
-// recordLater writes the outcome of a first-attempt success in the
-// background, if a slot is free; false means it must be written now.
+// recordLater writes the outcome rec of the attempt in to t in the
+// background, and reports whether it does: only a success that finishes its
+// delivery (FinishDelivered), on an enabled endpoint, outside a probe, so
+// that nothing the workflow or the endpoint's health needs waits on it, and
+// only while a slot is free; otherwise it must be written now.
 func (a *Activities) recordLater(ctx context.Context, t store.Target, in workflows.DeliverInput, rows []int64, rec store.Attempt, finish string) bool {
+	if a.Later == nil || !rec.Success || finish == "" || in.Probe || t.EndpointState != policies.StateEnabled {
+		return false
+	}
 	select {
 	case a.Later.slots <- struct{}{}:
 	default:
