@@ -102,3 +102,49 @@ func TestFailureRecordedBeforeReturn(t *testing.T) {
 		})
 	}
 }
+
+// TestSuccessesRecordedInBatches: first successes that end while the
+// endpoint's counter row is locked all return at once; their outcomes wait
+// and are then written together (one statement for those that queued
+// behind the first), each counted once and each delivery delivered.
+func TestSuccessesRecordedInBatches(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), testenv.Store(t)
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
+	defer rcv.Close()
+	ds := []store.Delivery{deliveryTo(t, st, rcv.URL)}
+	for range 19 {
+		pub, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: t.Name(), Data: store.RawJSON(`{}`)})
+		if err != nil || len(pub.Deliveries) != 1 {
+			t.Fatalf("publish: %+v %v", pub, err)
+		}
+		ds = append(ds, pub.Deliveries[0])
+	}
+	tx, err := st.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, ds[0].EndpointID); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if res, err := acts.Deliver(ctx, firstAttempt(d)); err != nil || !res.Finished {
+			t.Fatalf("%+v %v, want a success the activity finishes", res, err)
+		}
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	acts.Later.Wait()
+	e, err := st.GetEndpoint(ctx, store.DefaultAccount, ds[0].EndpointID)
+	if err != nil || e.Attempts != int64(len(ds)) {
+		t.Errorf("endpoint counted %d attempts (%v), want %d", e.Attempts, err, len(ds))
+	}
+	for _, d := range ds {
+		got, err := st.GetDelivery(ctx, store.DefaultAccount, d.ID)
+		if err != nil || got.Status != policies.StatusDelivered {
+			t.Errorf("delivery %s %v, want delivered", got.Status, err)
+		}
+	}
+}
