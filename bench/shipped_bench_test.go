@@ -145,29 +145,6 @@ func (r *shippedRun) direct() {
 	r.printf("direct POST limit: %s\n%22s load before: %s", r.extra["direct"], "", load)
 }
 
-func (r *shippedRun) saturated() {
-	limit := 5 * time.Minute
-	r.phase("floor saturated", limit, func() []shot {
-		return closedLoop(shippedSaturated, shippedPublishers, floorSender(r.c, r.rcv.url, "floor-sat"))
-	})
-	r.phase("baseline saturated", limit, func() []shot {
-		return closedLoop(shippedSaturated, shippedPublishers, baselineSender(r.c, r.rcv.url, "base-sat"))
-	})
-	stats := r.openStats()
-	profile(r.dev.api, "hookrelay-saturated", 8*time.Second)
-	res := r.phase("hookrelay saturated", limit, func() []shot {
-		return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay("hr-sat"))
-	})
-	if stats != nil {
-		report, err := stats.report(res.receipts)
-		if err != nil {
-			r.b.Errorf("pg_stat_statements: %v", err)
-		}
-		r.extra["statements"] = report
-		r.printf("hookrelay's own PostgreSQL statements over the saturated phase (publish, start, attempt, bookkeeping, background): %s", report)
-	}
-}
-
 // openStats starts counting hookrelay's statements; nil (said) when the
 // database has no pg_stat_statements.
 func (r *shippedRun) openStats() *pgStats {

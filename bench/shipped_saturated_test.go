@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// shippedRounds is how many times the saturated load runs on the floor and
+// on hookrelay, alternately (HOOKRELAY_BENCH_ROUNDS overrides).
+const shippedRounds = 3
+
+// saturated runs the saturated load on the floor and on hookrelay in
+// alternating rounds, then once on the bare activity baseline. One 1,000-
+// event phase varies by about ±10% from run to run, and a phase pays for
+// what ran before it: the server's files grow (a floor run after
+// hookrelay's phase was 7% slower than the first), and the baseline's
+// workflow-task and activity timers fire for half a minute after it.
+// Alternating the two systems, with the baseline last, gives each the same
+// conditions; each is summed over its rounds (receipts ÷ the phases' time),
+// and every round is printed. hookrelay's statements are counted over its
+// first round.
+func (r *shippedRun) saturated() {
+	limit := 5 * time.Minute
+	rounds := envInt("HOOKRELAY_BENCH_ROUNDS", shippedRounds)
+	var floors, hrs []phaseResult
+	for i := 1; i <= rounds; i++ {
+		floors = append(floors, r.phase(fmt.Sprintf("floor saturated #%d", i), limit, func() []shot {
+			return closedLoop(shippedSaturated, shippedPublishers, floorSender(r.c, r.rcv.url, fmt.Sprintf("floor-sat%d", i)))
+		}))
+		var stats *pgStats
+		if i == 1 {
+			settle() // so that the count starts once the floor's tail is done
+			stats = r.openStats()
+			profile(r.dev.api, "hookrelay-saturated", 8*time.Second)
+		}
+		hrs = append(hrs, r.phase(fmt.Sprintf("hookrelay saturated #%d", i), limit, func() []shot {
+			return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay(fmt.Sprintf("hr-sat%d", i)))
+		}))
+		if stats != nil {
+			r.statements(stats, hrs[0].receipts)
+		}
+	}
+	r.results["floor saturated"], r.results["hookrelay saturated"] = summed(floors), summed(hrs)
+	r.printf("saturated over %d alternating rounds (floor / hookrelay, deliveries/s): %s; summed: %.1f / %.1f = %.2fx",
+		rounds, roundsLine(floors, hrs), r.results["floor saturated"].perSecond, r.results["hookrelay saturated"].perSecond,
+		r.results["hookrelay saturated"].perSecond/r.results["floor saturated"].perSecond)
+	r.phase("baseline saturated", limit, func() []shot {
+		return closedLoop(shippedSaturated, shippedPublishers, baselineSender(r.c, r.rcv.url, "base-sat"))
+	})
+}
+
+// statements reports hookrelay's own statements counted by stats.
+func (r *shippedRun) statements(stats *pgStats, deliveries int) {
+	report, err := stats.report(deliveries)
+	if err != nil {
+		r.b.Errorf("pg_stat_statements: %v", err)
+	}
+	r.extra["statements"] = report
+	r.printf("hookrelay's own PostgreSQL statements over its first saturated round (publish, start, attempt, bookkeeping, background): %s", report)
+}
+
+// summed is one result for rounds of the same load: their receipts over
+// the sum of their phases' times, their errors and losses added up; the
+// latencies, load, CPU and workflows are the first round's.
+func summed(rounds []phaseResult) phaseResult {
+	out := rounds[0]
+	var took time.Duration
+	out.events, out.receipts, out.errors, out.lost = 0, 0, 0, 0
+	for _, p := range rounds {
+		out.events, out.receipts = out.events+p.events, out.receipts+p.receipts
+		out.errors, out.lost = out.errors+p.errors, out.lost+p.lost
+		took += p.lastReceipt.Sub(p.firstSend)
+	}
+	if took > 0 {
+		out.perSecond = float64(out.receipts) / took.Seconds()
+	}
+	return out
+}
+
+// roundsLine lists each round's two rates and their ratio.
+func roundsLine(floors, hrs []phaseResult) string {
+	parts := make([]string, len(floors))
+	for i := range floors {
+		parts[i] = fmt.Sprintf("%.1f / %.1f (%.2fx)", floors[i].perSecond, hrs[i].perSecond, hrs[i].perSecond/floors[i].perSecond)
+	}
+	return strings.Join(parts, ", ")
+}
