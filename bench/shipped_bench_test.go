@@ -94,7 +94,10 @@ func (r *shippedRun) run(start func(*testing.B) *devServer, phases ...string) {
 }
 
 func dialBench(b *testing.B, addr string) client.Client {
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: sdklog.NewStructuredLogger(testenv.Logger())})
+	// Uncompressed, as hookrelay's own client: the floor is the cheapest
+	// delivery, and gzip costs both sides CPU for messages this small.
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: sdklog.NewStructuredLogger(testenv.Logger()),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,6 +32,10 @@ func (a *app) dialTemporal(ctx context.Context) (client.Client, error) {
 		MetricsHandler: mh,
 		Interceptors:   a.tracing.ClientInterceptors(),
 	}
+	// Requests go uncompressed: hookrelay's are small (ids and a policy),
+	// and the SDK's default gzip cost its process a tenth of its CPU per
+	// delivery, and the server as much again to inflate (BENCHMARKS.md).
+	opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	t := a.cfg.Temporal
 	if t.TLS {
 		tc, err := tlsConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName)
