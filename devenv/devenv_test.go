@@ -291,6 +291,7 @@ func TestTemporalArgs(t *testing.T) {
 		" --dynamic-config-value matching.numTaskqueueReadPartitions=1" +
 		" --dynamic-config-value matching.numTaskqueueWritePartitions=1" +
 		" --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false" +
+		" --dynamic-config-value history.visibilityProcessorSchedulerWorkerCount=2" +
 		" --ui-port 8233 --db-filename /data/t.db" +
 		" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal --namespace hookrelay" +
 		" --search-attribute Attempts=Int --search-attribute EndpointId=Keyword"
