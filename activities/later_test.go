@@ -32,13 +32,7 @@ func TestFirstSuccessRecordedLater(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(201) }))
 	defer rcv.Close()
 	d := deliveryTo(t, st, rcv.URL)
-	tx, err := st.DB().BeginTxx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, d.EndpointID); err != nil {
-		t.Fatal(err)
-	}
+	unlock := lockEndpoint(t, st, d.EndpointID)
 	got := make(chan workflows.DeliverResult, 1)
 	go func() {
 		res, err := acts.Deliver(ctx, firstAttempt(d))
@@ -58,9 +52,7 @@ func TestFirstSuccessRecordedLater(t *testing.T) {
 	if as, err := st.Attempts(ctx, d.ID); err != nil || len(as) != 1 || as[0].ErrorKind != store.KindInFlight {
 		t.Errorf("while the outcome waits: %+v %v, want one open row", as, err)
 	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
+	unlock()
 	acts.Later.Wait()
 	as, err := st.Attempts(ctx, d.ID)
 	if err != nil || len(as) != 1 || !as[0].Success || as[0].StatusCode != 201 || as[0].ErrorKind != "" {
@@ -121,21 +113,13 @@ func TestSuccessesRecordedInBatches(t *testing.T) {
 		}
 		ds = append(ds, pub.Deliveries[0])
 	}
-	tx, err := st.DB().BeginTxx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, ds[0].EndpointID); err != nil {
-		t.Fatal(err)
-	}
+	unlock := lockEndpoint(t, st, ds[0].EndpointID)
 	for _, d := range ds {
 		if res, err := acts.Deliver(ctx, firstAttempt(d)); err != nil || !res.Finished {
 			t.Fatalf("%+v %v, want a success the activity finishes", res, err)
 		}
 	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
+	unlock()
 	acts.Later.Wait()
 	e, err := st.GetEndpoint(ctx, store.DefaultAccount, ds[0].EndpointID)
 	if err != nil || e.Attempts != int64(len(ds)) {
@@ -145,6 +129,25 @@ func TestSuccessesRecordedInBatches(t *testing.T) {
 		got, err := st.GetDelivery(ctx, store.DefaultAccount, d.ID)
 		if err != nil || got.Status != policies.StatusDelivered {
 			t.Errorf("delivery %s %v, want delivered", got.Status, err)
+		}
+	}
+}
+
+// lockEndpoint locks the endpoint's row, as a long transaction would, until
+// the returned function is called.
+func lockEndpoint(t *testing.T, st *store.Store, id string) (unlock func()) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := st.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, id); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Rollback(); err != nil {
+			t.Error(err)
 		}
 	}
 }
