@@ -32,7 +32,13 @@ func TestFirstSuccessRecordedLater(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(201) }))
 	defer rcv.Close()
 	d := deliveryTo(t, st, rcv.URL)
-	unlock := lockEndpoint(t, st, d.EndpointID)
+	tx, err := st.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, d.EndpointID); err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan workflows.DeliverResult, 1)
 	go func() {
 		res, err := acts.Deliver(ctx, firstAttempt(d))
@@ -52,7 +58,9 @@ func TestFirstSuccessRecordedLater(t *testing.T) {
 	if as, err := st.Attempts(ctx, d.ID); err != nil || len(as) != 1 || as[0].ErrorKind != store.KindInFlight {
 		t.Errorf("while the outcome waits: %+v %v, want one open row", as, err)
 	}
-	unlock()
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
 	acts.Later.Wait()
 	as, err := st.Attempts(ctx, d.ID)
 	if err != nil || len(as) != 1 || !as[0].Success || as[0].StatusCode != 201 || as[0].ErrorKind != "" {
@@ -92,62 +100,5 @@ func TestFailureRecordedBeforeReturn(t *testing.T) {
 				t.Errorf("%+v %v, want the outcome written", as, err)
 			}
 		})
-	}
-}
-
-// TestSuccessesRecordedInBatches: first successes that end while the
-// endpoint's counter row is locked all return at once; their outcomes wait
-// and are then written together (one statement for those that queued
-// behind the first), each counted once and each delivery delivered.
-func TestSuccessesRecordedInBatches(t *testing.T) {
-	t.Parallel()
-	ctx, st := context.Background(), testenv.Store(t)
-	acts := activities.New(st, testenv.Logger(), testenv.Egress())
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }))
-	defer rcv.Close()
-	ds := []store.Delivery{deliveryTo(t, st, rcv.URL)}
-	for range 19 {
-		pub, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: t.Name(), Data: store.RawJSON(`{}`)})
-		if err != nil || len(pub.Deliveries) != 1 {
-			t.Fatalf("publish: %+v %v", pub, err)
-		}
-		ds = append(ds, pub.Deliveries[0])
-	}
-	unlock := lockEndpoint(t, st, ds[0].EndpointID)
-	for _, d := range ds {
-		if res, err := acts.Deliver(ctx, firstAttempt(d)); err != nil || !res.Finished {
-			t.Fatalf("%+v %v, want a success the activity finishes", res, err)
-		}
-	}
-	unlock()
-	acts.Later.Wait()
-	e, err := st.GetEndpoint(ctx, store.DefaultAccount, ds[0].EndpointID)
-	if err != nil || e.Attempts != int64(len(ds)) {
-		t.Errorf("endpoint counted %d attempts (%v), want %d", e.Attempts, err, len(ds))
-	}
-	for _, d := range ds {
-		got, err := st.GetDelivery(ctx, store.DefaultAccount, d.ID)
-		if err != nil || got.Status != policies.StatusDelivered {
-			t.Errorf("delivery %s %v, want delivered", got.Status, err)
-		}
-	}
-}
-
-// lockEndpoint locks the endpoint's row, as a long transaction would, until
-// the returned function is called.
-func lockEndpoint(t *testing.T, st *store.Store, id string) (unlock func()) {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := st.DB().BeginTxx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, id); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := tx.Rollback(); err != nil {
-			t.Error(err)
-		}
 	}
 }
