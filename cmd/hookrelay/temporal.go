@@ -34,7 +34,7 @@ func (a *app) dialTemporal(ctx context.Context) (client.Client, error) {
 	}
 	// Requests go uncompressed: hookrelay's are small (ids and a policy),
 	// and the SDK's default gzip cost its process a tenth of its CPU per
-	// delivery, and the server as much again to inflate (BENCHMARKS.md).
+	// delivery (profiled), and the server inflated every request (BENCHMARKS.md).
 	opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	t := a.cfg.Temporal
 	if t.TLS {
