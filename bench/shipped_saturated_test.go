@@ -54,10 +54,10 @@ func (r *shippedRun) saturated() {
 			r.statements(stats, hrs[0].receipts)
 		}
 	}
-	r.results["floor saturated"], r.results["hookrelay saturated"] = summed(floors), summed(hrs)
+	floor, hr := summed(floors), summed(hrs)
+	r.results["floor saturated"], r.results["hookrelay saturated"] = floor, hr
 	r.printf("saturated over %d alternating rounds (floor / hookrelay, deliveries/s): %s; summed: %.1f / %.1f = %.2fx",
-		rounds, roundsLine(floors, hrs), r.results["floor saturated"].perSecond, r.results["hookrelay saturated"].perSecond,
-		r.results["hookrelay saturated"].perSecond/r.results["floor saturated"].perSecond)
+		rounds, roundsLine(floors, hrs), floor.perSecond, hr.perSecond, hr.perSecond/floor.perSecond)
 	r.phase("baseline saturated", limit, func() []shot {
 		return closedLoop(shippedSaturated, shippedPublishers, baselineSender(r.c, r.rcv.url, "base-sat"))
 	})
@@ -78,9 +78,8 @@ func (r *shippedRun) statements(stats *pgStats, deliveries int) {
 // latencies, load, CPU and workflows are the first round's.
 func summed(rounds []phaseResult) phaseResult {
 	out := rounds[0]
-	var took time.Duration
-	out.events, out.receipts, out.errors, out.lost = 0, 0, 0, 0
-	for _, p := range rounds {
+	took := out.lastReceipt.Sub(out.firstSend)
+	for _, p := range rounds[1:] {
 		out.events, out.receipts = out.events+p.events, out.receipts+p.receipts
 		out.errors, out.lost = out.errors+p.errors, out.lost+p.lost
 		took += p.lastReceipt.Sub(p.firstSend)
