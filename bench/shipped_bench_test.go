@@ -131,6 +131,8 @@ func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) 
 		ms(res.e2e[0]), ms(res.e2e[1]), ms(res.e2e[2]), ms(res.pub[0]), ms(res.pub[2]), ms(res.pub[3]),
 		res.errors, res.lost, "", load)
 	r.printf("%22s %s", "", res.cpu)
+	r.printf("%22s receipts arrived by (25%%, 50%%, 75%%, 90%%, all; from the first send): %s, %s, %s, %s, %s", "",
+		ms(res.arrivals[0]), ms(res.arrivals[1]), ms(res.arrivals[2]), ms(res.arrivals[3]), ms(res.arrivals[4]))
 	if res.errors > 0 || res.lost > 0 {
 		r.b.Errorf("%s: %d publications failed, %d receipts missing after %v", name, res.errors, res.lost, limit)
 	}

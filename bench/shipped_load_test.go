@@ -148,13 +148,17 @@ type phaseResult struct {
 	load, cpu              string
 	workflowIDs            []string
 	publishedPerSecondSent float64
+	// arrivals are when a quarter, half, three quarters, nine tenths and
+	// all of the receipts had arrived, from the first send: a start queue
+	// that idles at the end shows as a long last step.
+	arrivals [5]time.Duration
 }
 
 // measure waits up to limit for the receipts of shots and sums the phase up.
 func measure(name string, rcv *hitReceiver, shots []shot, limit time.Duration) phaseResult {
 	r := phaseResult{name: name, events: len(shots)}
 	var keys []string
-	var pub, e2e []time.Duration
+	var pub, e2e, arrived []time.Duration
 	for i, s := range shots {
 		if s.err != nil {
 			r.errors++
@@ -175,6 +179,7 @@ func measure(name string, rcv *hitReceiver, shots []shot, limit time.Duration) p
 		for _, k := range s.keys {
 			if at, ok := rcv.when(k); ok && s.err == nil {
 				e2e = append(e2e, at.Sub(s.sent))
+				arrived = append(arrived, at.Sub(r.firstSend))
 				r.lastReceipt = later(r.lastReceipt, at)
 			}
 		}
@@ -188,6 +193,7 @@ func measure(name string, rcv *hitReceiver, shots []shot, limit time.Duration) p
 	}
 	r.e2e = [3]time.Duration{pct(e2e, 0.50), pct(e2e, 0.95), pct(e2e, 0.99)}
 	r.pub = [4]time.Duration{pct(pub, 0.50), pct(pub, 0.95), pct(pub, 0.99), pct(pub, 1)}
+	r.arrivals = [5]time.Duration{pct(arrived, 0.25), pct(arrived, 0.5), pct(arrived, 0.75), pct(arrived, 0.9), pct(arrived, 1)}
 	return r
 }
 

@@ -101,7 +101,7 @@ func (q *Queue) Run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			q.work(ctx)
+			q.work(ctx, workers)
 		}()
 	}
 	q.reportLag(ctx)
@@ -111,9 +111,9 @@ func (q *Queue) Run(ctx context.Context) {
 	}
 }
 
-// work takes a delivery and whatever else is waiting, up to queueBatch, and
-// starts them, until ctx ends.
-func (q *Queue) work(ctx context.Context) {
+// work takes a delivery and its share of whatever else is waiting (share),
+// and starts them, until ctx ends.
+func (q *Queue) work(ctx context.Context, workers int) {
 	for {
 		var first queued
 		select {
@@ -123,8 +123,9 @@ func (q *Queue) work(ctx context.Context) {
 		}
 		batch := []store.Delivery{first.d}
 		q.lastWaitNs.Store(int64(time.Since(first.at)))
+		n := share(len(q.ch)+1, workers)
 	more:
-		for len(batch) < queueBatch {
+		for len(batch) < n {
 			select {
 			case it := <-q.ch:
 				batch = append(batch, it.d)
@@ -134,6 +135,14 @@ func (q *Queue) work(ctx context.Context) {
 		}
 		q.start(ctx, batch)
 	}
+}
+
+// share is how many of waiting deliveries one of workers takes: an even
+// share, at most queueBatch. A worker starts its batch one delivery after
+// another, so a worker that took more than its share would still be
+// starting while the others idle, once the queue runs dry.
+func share(waiting, workers int) int {
+	return max(1, min(queueBatch, (waiting+workers-1)/workers))
 }
 
 // start starts one batch; a failure is logged, and the sweeper retries.
