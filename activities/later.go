@@ -14,11 +14,9 @@ import (
 // after their workflow has been told, so that a delivery that succeeds at
 // once lives in Temporal for its request only, as the floor's does
 // (BENCHMARKS.md). Its attempts row was written before the request went
-// out, as every attempt's is; only the outcome is written afterwards, and
-// committed without waiting for the disk (store.CompleteAttemptsRelaxed). A
-// worker that stops before writing it, or a crash of PostgreSQL that loses
-// it, leaves the row open: the sweeper settles it from the delivery
-// workflow's result (starter.SettleOpen).
+// out, as every attempt's is; only the outcome is written afterwards. A
+// worker that stops before writing it leaves the row open: the sweeper
+// settles it from the delivery workflow's result (starter.SettleOpen).
 type Later struct {
 	slots chan struct{}
 	wg    sync.WaitGroup
@@ -82,7 +80,7 @@ func (a *Activities) recordLater(ctx context.Context, t store.Target, in workflo
 func (a *Activities) completeWithRetry(ctx context.Context, endpointID string, rows []int64, rec store.Attempt, finish string) (store.Completed, error) {
 	pause := 100 * time.Millisecond
 	for {
-		done, err := a.Store.CompleteAttemptsRelaxed(ctx, endpointID, rows, rec, finish)
+		done, err := a.Store.CompleteAttempts(ctx, endpointID, rows, rec, finish)
 		if err == nil {
 			return done, nil
 		}

@@ -106,18 +106,6 @@ type Completed struct {
 // takes one statement and returns the endpoint's counters; completing the
 // same rows twice counts them once and finishes nothing.
 func (s *Store) CompleteAttempts(ctx context.Context, endpointID string, ids []int64, rec Attempt, finish string) (Completed, error) {
-	return s.completeAttempts(ctx, s.prep, endpointID, ids, rec, finish)
-}
-
-// CompleteAttemptsRelaxed is CompleteAttempts committed without waiting for
-// the disk (openRelaxed): for an outcome whose loss the sweeper recovers
-// from the workflow's result, and only for such an outcome.
-func (s *Store) CompleteAttemptsRelaxed(ctx context.Context, endpointID string, ids []int64, rec Attempt, finish string) (Completed, error) {
-	return s.completeAttempts(ctx, s.relaxed, endpointID, ids, rec, finish)
-}
-
-// completeAttempts is CompleteAttempts through q.
-func (s *Store) completeAttempts(ctx context.Context, q *prepared, endpointID string, ids []int64, rec Attempt, finish string) (Completed, error) {
 	if len(rec.ResponseHeaders) == 0 {
 		rec.ResponseHeaders = RawJSON("{}")
 	}
@@ -129,7 +117,7 @@ func (s *Store) completeAttempts(ctx context.Context, q *prepared, endpointID st
 		Policy    *string    `db:"policy"`
 		CreatedAt *time.Time `db:"delivery_created_at"`
 	}
-	err := sqlx.GetContext(ctx, q, &row, completeSQL, pq.Array(ids), rec.StartedAt, rec.DurationMs,
+	err := sqlx.GetContext(ctx, s.prep, &row, completeSQL, pq.Array(ids), rec.StartedAt, rec.DurationMs,
 		rec.StatusCode, rec.ErrorKind, rec.ErrorMessage, rec.ResponseBody, rec.ResponseHeaders,
 		rec.Success, KindInFlight, endpointID, rec.StartedAt.Add(time.Duration(rec.DurationMs*float64(time.Millisecond))),
 		failed(rec), finish, policies.StatusDelivered)

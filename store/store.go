@@ -40,9 +40,6 @@ type Store struct {
 	db *sqlx.DB
 	// prep runs the delivery path's statements prepared.
 	prep *prepared
-	// relaxed runs, prepared, the writes that a crash of PostgreSQL may
-	// lose because something else recovers them (relaxed.go).
-	relaxed *prepared
 }
 
 // Open connects to PostgreSQL at url and checks the connection.
@@ -58,12 +55,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	relaxed, err := openRelaxed(url)
-	if err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return &Store{db: db, prep: &prepared{db: db}, relaxed: relaxed}, nil
+	return &Store{db: db, prep: &prepared{db: db}}, nil
 }
 
 // Migrate applies the schema migrations.
@@ -82,8 +74,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pool.
 func (s *Store) Close() error {
 	s.prep.close()
-	s.relaxed.close()
-	return errors.Join(s.relaxed.db.Close(), s.db.Close())
+	return s.db.Close()
 }
 
 // DB exposes the pool to tests and benchmarks that check stored rows.
