@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -23,7 +22,7 @@ const (
 
 func floorFlow(ctx workflow.Context, url, id string, i int) error {
 	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+		StartToCloseTimeout: 30 * time.Second, RetryPolicy: postRetry})
 	return workflow.ExecuteLocalActivity(ctx, baselinePost, url, id, i).Get(ctx, nil)
 }
 
