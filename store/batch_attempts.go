@@ -142,7 +142,11 @@ func failed(rec Attempt) int {
 // completeSQL is CompleteAttempts' statement: the rows completed (done),
 // then, only if any was, the endpoint's minute bucket and counters
 // (docs/policies.md#workfront-circuit-breaker) and the delivery finished; the
-// counters as they are when nothing was completed.
+// counters as they are when nothing was completed. A delivery finished here
+// finished when its request's answer came ($12), not when this statement
+// ran: the outcome of a first attempt is written after its workflow was told
+// (activities.Later), by when an ordered subscription's next delivery may
+// already have been attempted.
 var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_ms = $3,
 		status_code = $4, error_kind = $5, error_message = $6, response_body = $7,
 		response_headers = $8, success = $9
@@ -159,7 +163,7 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 		WHERE id = $11 AND EXISTS (SELECT 1 FROM done)
 		RETURNING id, state, attempts, failures, consecutive_failures, last_success_at, created_at),
 	finished AS (UPDATE deliveries SET status = $15, final_reason = '', next_attempt_at = NULL,
-			finished_at = now(), updated_at = now()
+			finished_at = $12, updated_at = now()
 		WHERE id = $14 AND status NOT IN ` + finalSQL + ` AND EXISTS (SELECT 1 FROM done)
 		RETURNING policy, created_at)
 	SELECT c.*, f.policy, f.created_at AS delivery_created_at FROM counted c LEFT JOIN finished f ON true
