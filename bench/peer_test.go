@@ -58,6 +58,16 @@ func (r *shippedRun) peer() {
 	})
 }
 
+// peerPorts are the ports the peer listens on unless the environment names
+// others: below Linux's ephemeral range (32768-60999), where the harness's
+// own defaults lie, so that no port the cluster's processes were given by
+// the kernel can hold one first (a run failed so: the peer's PostgreSQL
+// found its port taken).
+func peerPorts() []string {
+	return []string{"CONVOY_PG_PORT=25432", "CONVOY_REDIS_PORT=26379",
+		"CONVOY_API_PORT=25005", "CONVOY_AGENT_PORT=25008"}
+}
+
 // startConvoy wipes the harness's state, starts Convoy with its endpoint at
 // endpoint (and no receiver of its own), and reads its settings.
 func startConvoy(script, endpoint string) (*convoy, error) {
@@ -65,7 +75,8 @@ func startConvoy(script, endpoint string) (*convoy, error) {
 	if peerDir == "" {
 		peerDir = filepath.Join(os.TempDir(), "peer") // the harness's default
 	}
-	cv := &convoy{script: script, env: append(os.Environ(), "PEER_DIR="+peerDir,
+	env := append(peerPorts(), os.Environ()...)
+	cv := &convoy{script: script, env: append(env, "PEER_DIR="+peerDir,
 		"CONVOY_START_RECEIVER=0", "CONVOY_ENDPOINT_URL="+endpoint)}
 	if _, err := cv.run("convoy_wipe >/dev/null 2>&1; convoy_start >/dev/null"); err != nil {
 		return nil, fmt.Errorf("convoy_start: %w", err)
