@@ -75,9 +75,10 @@ func startConvoy(script, endpoint string) (*convoy, error) {
 	if peerDir == "" {
 		peerDir = filepath.Join(os.TempDir(), "peer") // the harness's default
 	}
+	// The environment comes after peerPorts, so that a port it names wins.
 	env := append(peerPorts(), os.Environ()...)
-	cv := &convoy{script: script, env: append(env, "PEER_DIR="+peerDir,
-		"CONVOY_START_RECEIVER=0", "CONVOY_ENDPOINT_URL="+endpoint)}
+	env = append(env, "PEER_DIR="+peerDir, "CONVOY_START_RECEIVER=0", "CONVOY_ENDPOINT_URL="+endpoint)
+	cv := &convoy{script: script, env: env}
 	if _, err := cv.run("convoy_wipe >/dev/null 2>&1; convoy_start >/dev/null"); err != nil {
 		return nil, fmt.Errorf("convoy_start: %w", err)
 	}
