@@ -95,7 +95,7 @@ func (a *Activities) send(ctx context.Context, t store.Target, in workflows.Deli
 // (store.CompleteAttempts).
 func (a *Activities) sendBegun(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, rows []int64, finish string) (store.Attempt, store.Completed, error) {
 	rec := a.post(ctx, t, in, body)
-	if a.recordLater(ctx, t, in, rows, rec, finish) {
+	if a.recordLater(t, in, rows, rec, finish) {
 		return rec, store.Completed{Counters: store.Counters{EndpointID: t.EndpointID, State: t.EndpointState}, Later: true}, nil
 	}
 	done, err := a.Store.CompleteAttempts(ctx, t.EndpointID, rows, rec, finish)

@@ -14,79 +14,166 @@ import (
 // after their workflow has been told, so that a delivery that succeeds at
 // once lives in Temporal for its request only, as the floor's does
 // (BENCHMARKS.md). Its attempts row was written before the request went
-// out, as every attempt's is; only the outcome is written afterwards. A
-// worker that stops before writing it leaves the row open: the sweeper
-// settles it from the delivery workflow's result (starter.SettleOpen).
+// out, as every attempt's is; only the outcome is written afterwards, by
+// one writer that records the outcomes waiting for the same endpoint with
+// one statement (store.CompleteSuccesses): outcomes that arrive while a
+// statement runs are written together by the next. A worker that stops
+// before writing one leaves its row open: the sweeper settles it from the
+// delivery workflow's result (starter.SettleOpen).
 type Later struct {
-	slots chan struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	pending []laterOutcome
+	held    int  // outcomes pending or being written
+	writing bool // a writer runs
+	wg      sync.WaitGroup
+}
+
+// laterOutcome is one success waiting to be written.
+type laterOutcome struct {
+	t   store.Target
+	in  workflows.DeliverInput
+	row int64
+	rec store.Attempt
 }
 
 // Defaults of a Later.
 const (
-	// LaterSlots bounds the outcomes being written at once; a success that
-	// finds no free slot is recorded before its workflow is told, as any
-	// other attempt.
-	LaterSlots = 256
-	// laterBudget bounds how long one outcome is tried before it is left
-	// to the sweeper.
+	// LaterSlots bounds the outcomes waiting or being written; a success
+	// that finds no free slot is recorded before its workflow is told, as
+	// any other attempt.
+	LaterSlots = 1024
+	// laterBatch bounds the outcomes one writer takes at once.
+	laterBatch = 256
+	// laterBudget bounds how long one batch is tried before its outcomes
+	// are left to the sweeper.
 	laterBudget = 30 * time.Second
 )
 
-// NewLater returns a Later with LaterSlots slots.
-func NewLater() *Later { return &Later{slots: make(chan struct{}, LaterSlots)} }
+// NewLater returns an empty Later.
+func NewLater() *Later { return &Later{} }
 
-// Wait waits until the outcomes being written are written (or given up).
+// Wait waits until the outcomes waiting are written (or given up).
 func (l *Later) Wait() { l.wg.Wait() }
 
 // recordLater writes the outcome rec of the attempt in to t in the
 // background, and reports whether it does: only a success that finishes its
-// delivery (FinishDelivered), on an enabled endpoint, outside a probe, so
-// that nothing the workflow or the endpoint's health needs waits on it, and
-// only while a slot is free; otherwise it must be written now.
-func (a *Activities) recordLater(ctx context.Context, t store.Target, in workflows.DeliverInput, rows []int64, rec store.Attempt, finish string) bool {
-	if a.Later == nil || !rec.Success || finish == "" || in.Probe || t.EndpointState != policies.StateEnabled {
+// delivery (FinishDelivered) on one row, on an enabled endpoint, outside a
+// probe, so that nothing the workflow or the endpoint's health needs waits
+// on it, and only while a slot is free; otherwise it must be written now.
+func (a *Activities) recordLater(t store.Target, in workflows.DeliverInput, rows []int64, rec store.Attempt, finish string) bool {
+	if a.Later == nil || !rec.Success || finish == "" || len(rows) != 1 || in.Probe || t.EndpointState != policies.StateEnabled {
 		return false
 	}
-	select {
-	case a.Later.slots <- struct{}{}:
-	default:
+	l := a.Later
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held >= LaterSlots {
 		return false
 	}
-	a.Later.wg.Add(1)
-	go func() {
-		defer func() {
-			<-a.Later.slots
-			a.Later.wg.Done()
-		}()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), laterBudget)
-		defer cancel()
-		done, err := a.completeWithRetry(ctx, t.EndpointID, rows, rec, finish)
-		if err != nil {
-			a.Logger.WarnContext(ctx, "attempt_outcome_left_to_sweeper", "delivery_id", in.DeliveryID, "error", err)
-			return
-		}
-		a.measure(t, in, rec)
-		if done.Delivered != nil {
-			a.finished(ctx, in.DeliveryID, policies.StatusDelivered, "", done.Delivered, "")
-		}
-	}()
+	l.held++
+	l.wg.Add(1)
+	l.pending = append(l.pending, laterOutcome{t: t, in: in, row: rows[0], rec: rec})
+	if !l.writing {
+		l.writing = true
+		go a.writeLater()
+	}
 	return true
 }
 
-// completeWithRetry is CompleteAttempts tried again, with growing pauses,
-// until ctx ends: a database restarting does not leave the outcome to the
-// sweeper.
-func (a *Activities) completeWithRetry(ctx context.Context, endpointID string, rows []int64, rec store.Attempt, finish string) (store.Completed, error) {
+// writeLater writes the waiting outcomes, a batch at a time, until none
+// waits.
+func (a *Activities) writeLater() {
+	for {
+		batch := a.Later.take()
+		if len(batch) == 0 {
+			return
+		}
+		for _, same := range byEndpoint(batch) {
+			a.completeLater(same)
+		}
+		a.Later.done(len(batch))
+	}
+}
+
+// take removes up to laterBatch waiting outcomes; when none waits, the
+// writer stops.
+func (l *Later) take() []laterOutcome {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := min(len(l.pending), laterBatch)
+	if n == 0 {
+		l.writing = false
+		return nil
+	}
+	batch := l.pending[:n:n]
+	l.pending = l.pending[n:]
+	return batch
+}
+
+// done frees the slots of n outcomes written or given up.
+func (l *Later) done(n int) {
+	l.mu.Lock()
+	l.held -= n
+	l.mu.Unlock()
+	l.wg.Add(-n)
+}
+
+// byEndpoint groups outcomes by their endpoint, in the order they came.
+func byEndpoint(batch []laterOutcome) [][]laterOutcome {
+	var out [][]laterOutcome
+	at := map[string]int{}
+	for _, o := range batch {
+		i, ok := at[o.t.EndpointID]
+		if !ok {
+			i = len(out)
+			at[o.t.EndpointID] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], o)
+	}
+	return out
+}
+
+// completeLater writes the outcomes of one endpoint, tried again with
+// growing pauses for laterBudget (a database restarting does not leave
+// them to the sweeper), then measures them and logs their deliveries'
+// end.
+func (a *Activities) completeLater(os []laterOutcome) {
+	ctx, cancel := context.WithTimeout(context.Background(), laterBudget)
+	defer cancel()
+	ss := make([]store.Success, len(os))
+	for i, o := range os {
+		ss[i] = store.Success{Row: o.row, Attempt: o.rec}
+	}
+	delivered, err := retried(ctx, func() ([]store.Delivery, error) {
+		return a.Store.CompleteSuccesses(ctx, os[0].t.EndpointID, ss)
+	})
+	if err != nil {
+		for _, o := range os {
+			a.Logger.WarnContext(ctx, "attempt_outcome_left_to_sweeper", "delivery_id", o.in.DeliveryID, "error", err)
+		}
+		return
+	}
+	for _, o := range os {
+		a.measure(o.t, o.in, o.rec)
+	}
+	for i := range delivered {
+		a.finished(ctx, delivered[i].ID, policies.StatusDelivered, "", &delivered[i], "")
+	}
+}
+
+// retried is f tried again, with growing pauses, until it succeeds or ctx
+// ends.
+func retried[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	pause := 100 * time.Millisecond
 	for {
-		done, err := a.Store.CompleteAttempts(ctx, endpointID, rows, rec, finish)
+		v, err := f()
 		if err == nil {
-			return done, nil
+			return v, nil
 		}
 		select {
 		case <-ctx.Done():
-			return done, err
+			return v, err
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, 5*time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,5 +101,59 @@ func TestFailureRecordedBeforeReturn(t *testing.T) {
 				t.Errorf("%+v %v, want the outcome written", as, err)
 			}
 		})
+	}
+}
+
+// TestFirstSuccessesWrittenTogether: the first-attempt successes of many
+// deliveries to one endpoint, made while its counter row is locked, all
+// tell their workflows; once the lock goes, every outcome is written and
+// counted once, and every delivery is delivered.
+func TestFirstSuccessesWrittenTogether(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	ctx, st := context.Background(), testenv.Store(t)
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) }))
+	defer rcv.Close()
+	first := deliveryTo(t, st, rcv.URL)
+	ds := []store.Delivery{first}
+	for len(ds) < n {
+		pub, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: first.EventType, Data: store.RawJSON(`{}`)})
+		if err != nil || len(pub.Deliveries) != 1 {
+			t.Fatalf("publish: %+v %v", pub, err)
+		}
+		ds = append(ds, pub.Deliveries[0])
+	}
+	tx, err := st.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM endpoints WHERE id = $1 FOR UPDATE`, first.EndpointID); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, d := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := acts.Deliver(ctx, firstAttempt(d)); err != nil || !res.Finished {
+				t.Errorf("%+v %v, want a success the activity finishes", res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	acts.Later.Wait()
+	ep, err := st.EndpointByID(ctx, first.EndpointID)
+	if err != nil || ep.Attempts != n || ep.ConsecutiveFailures != 0 {
+		t.Errorf("endpoint %+v (%v), want %d attempts", ep, err, n)
+	}
+	for _, d := range ds {
+		got, err := st.GetDelivery(ctx, store.DefaultAccount, d.ID)
+		if err != nil || got.Status != policies.StatusDelivered {
+			t.Errorf("delivery %s: %s %v, want delivered", d.ID, got.Status, err)
+		}
 	}
 }
