@@ -15,9 +15,9 @@ import (
 // once lives in Temporal for its request only, as the floor's does
 // (BENCHMARKS.md). Its attempts row was written before the request went
 // out, as every attempt's is; only the outcome is written afterwards, by
-// one writer that records the outcomes waiting for the same endpoint with
-// one statement (store.CompleteSuccesses): outcomes that arrive while a
-// statement runs are written together by the next. A worker that stops
+// one writer that records the outcomes gathered for the same endpoint with
+// one statement (store.CompleteSuccesses): those that arrive within
+// laterLinger, or while a statement runs, are written together. A worker that stops
 // before writing one leaves its row open: the sweeper settles it from the
 // delivery workflow's result (starter.SettleOpen).
 type Later struct {
@@ -44,6 +44,10 @@ const (
 	LaterSlots = 1024
 	// laterBatch bounds the outcomes one writer takes at once.
 	laterBatch = 256
+	// laterLinger is how long the writer lets outcomes gather before each
+	// statement: a delivery's end shows that much later in the API, and
+	// under load one statement writes many outcomes rather than one or two.
+	laterLinger = 20 * time.Millisecond
 	// laterBudget bounds how long one batch is tried before its outcomes
 	// are left to the sweeper.
 	laterBudget = 30 * time.Second
@@ -80,10 +84,11 @@ func (a *Activities) recordLater(t store.Target, in workflows.DeliverInput, rows
 	return true
 }
 
-// writeLater writes the waiting outcomes, a batch at a time, until none
-// waits.
+// writeLater writes the waiting outcomes, a batch at a time after
+// laterLinger, until none waits.
 func (a *Activities) writeLater() {
 	for {
+		time.Sleep(laterLinger)
 		batch := a.Later.take()
 		if len(batch) == 0 {
 			return
