@@ -7,22 +7,24 @@ import (
 )
 
 // shippedRounds is how many times the saturated load runs on the floor and
-// on hookrelay, alternately (HOOKRELAY_BENCH_ROUNDS overrides), after
-// shippedWarmUp events to each, not counted.
+// on hookrelay, in counterbalanced order (HOOKRELAY_BENCH_ROUNDS
+// overrides), after shippedWarmUp events to each, not counted.
 const (
-	shippedRounds = 3
+	shippedRounds = 4
 	shippedWarmUp = 300
 )
 
 // saturated runs the saturated load on the floor and on hookrelay in
-// alternating rounds, then once on the bare activity baseline. One 1,000-
+// counterbalanced rounds, then once on the bare activity baseline. One 1,000-
 // event phase varies by about ±10% from run to run, and a phase pays for
 // what ran before it: the server's files grow (a floor run after
-// hookrelay's phase was 7% slower than the first), and the baseline's
-// workflow-task and activity timers fire for half a minute after it.
-// Alternating the two systems, with the baseline last, gives each the same
-// conditions; each is summed over its rounds (receipts ÷ the phases' time),
-// and every round is printed. Both first get a warm-up, printed but not
+// hookrelay's phase was 7% slower than the first; over a run's rounds both
+// systems slow by about 2-3% a phase), and the baseline's workflow-task and
+// activity timers fire for half a minute after it. The two systems run in
+// counterbalanced order, floor first in odd rounds and hookrelay first in
+// even ones (F H, H F, F H, H F), so that neither runs later on average,
+// and the baseline last; each is summed over its rounds (receipts ÷ the
+// phases' time), and every round is printed. Both first get a warm-up, printed but not
 // counted: a first phase on a fresh hookrelay ran 10-15% below the next
 // ones (pools and prepared statements filling, the heap growing), and the
 // floor's first phase is the only one on an empty server. hookrelay's
@@ -38,29 +40,44 @@ func (r *shippedRun) saturated() {
 	})
 	var floors, hrs []phaseResult
 	for i := 1; i <= rounds; i++ {
-		floors = append(floors, r.phase(fmt.Sprintf("floor saturated #%d", i), limit, func() []shot {
-			return closedLoop(shippedSaturated, shippedPublishers, floorSender(r.c, r.rcv.url, fmt.Sprintf("floor-sat%d", i)))
-		}))
-		var stats *pgStats
-		if i == 1 {
-			settle() // so that the count starts once the floor's tail is done
-			stats = r.openStats()
-			profile(r.dev.api, "hookrelay-saturated", 8*time.Second)
+		floorRound := func() {
+			floors = append(floors, r.phase(fmt.Sprintf("floor saturated #%d", i), limit, func() []shot {
+				return closedLoop(shippedSaturated, shippedPublishers, floorSender(r.c, r.rcv.url, fmt.Sprintf("floor-sat%d", i)))
+			}))
 		}
-		hrs = append(hrs, r.phase(fmt.Sprintf("hookrelay saturated #%d", i), limit, func() []shot {
-			return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay(fmt.Sprintf("hr-sat%d", i)))
-		}))
-		if stats != nil {
-			r.statements(stats, hrs[0].receipts)
+		if i%2 == 1 {
+			floorRound()
+		}
+		r.hookrelayRound(i, &hrs, limit)
+		if i%2 == 0 {
+			floorRound()
 		}
 	}
 	floor, hr := summed(floors), summed(hrs)
 	r.results["floor saturated"], r.results["hookrelay saturated"] = floor, hr
-	r.printf("saturated over %d alternating rounds (floor / hookrelay, deliveries/s): %s; summed: %.1f / %.1f = %.2fx",
+	r.printf("saturated over %d counterbalanced rounds (floor / hookrelay, deliveries/s): %s; summed: %.1f / %.1f = %.2fx",
 		rounds, roundsLine(floors, hrs), floor.perSecond, hr.perSecond, hr.perSecond/floor.perSecond)
 	r.phase("baseline saturated", limit, func() []shot {
 		return closedLoop(shippedSaturated, shippedPublishers, baselineSender(r.c, r.rcv.url, "base-sat"))
 	})
+}
+
+// hookrelayRound runs hookrelay's saturated round i, appending it to hrs;
+// its statements are counted (and its profile taken) in the first, which
+// starts once the floor's tail is done.
+func (r *shippedRun) hookrelayRound(i int, hrs *[]phaseResult, limit time.Duration) {
+	var stats *pgStats
+	if i == 1 {
+		settle()
+		stats = r.openStats()
+		profile(r.dev.api, "hookrelay-saturated", 8*time.Second)
+	}
+	*hrs = append(*hrs, r.phase(fmt.Sprintf("hookrelay saturated #%d", i), limit, func() []shot {
+		return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay(fmt.Sprintf("hr-sat%d", i)))
+	}))
+	if stats != nil {
+		r.statements(stats, (*hrs)[0].receipts)
+	}
 }
 
 // statements reports hookrelay's own statements counted by stats.

@@ -26,6 +26,7 @@ type scenario struct {
 type result struct {
 	scenario
 	Tally
+	odd []string // the rows of deliveries a crash left a row unknown of, when rows ≠ requests
 }
 
 func (r result) String() string {
@@ -75,6 +76,9 @@ func printResult(r result) {
 	fmt.Println(r)
 	for reason, n := range r.Reasons {
 		fmt.Printf("|   | %d ended: %.200s |\n", n, reason)
+	}
+	for _, line := range r.odd {
+		fmt.Printf("|   | %s |\n", line)
 	}
 }
 
@@ -126,6 +130,9 @@ func (s *stack) run1(rcv *Receiver, sc scenario) result {
 		s.t.Fatal(err)
 	}
 	r.Requests, r.Duplicates = rcv.Counts(sc.name)
+	if r.Rows != r.Requests {
+		r.odd, _ = oddRows(s.st.DB(), subID, rcv.Seen)
+	}
 	return r
 }
 

@@ -72,6 +72,9 @@ func (s *stack) runOrdered(sc orderedScenario) (result, []string) {
 		s.t.Fatal(err)
 	}
 	r.Requests = rcv.Requests()
+	if r.Rows != r.Requests {
+		r.odd, _ = oddRows(s.st.DB(), subID, nil)
+	}
 	problems := rcv.Violations()
 	for k := range sc.keys {
 		got, dup := rcv.Delivered(fmt.Sprintf("k%d", k))

@@ -61,11 +61,12 @@ type Receiver struct {
 	mu        sync.Mutex
 	requests  map[string]int
 	delivered map[string]map[string]int // scenario → delivery id → 200s
+	seen      map[string]int            // delivery id → requests
 }
 
 // NewReceiver starts a Receiver; Close stops it.
 func NewReceiver() *Receiver {
-	r := &Receiver{requests: map[string]int{}, delivered: map[string]map[string]int{}}
+	r := &Receiver{requests: map[string]int{}, delivered: map[string]map[string]int{}, seen: map[string]int{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	return r
 }
@@ -76,6 +77,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	scenario, behaviour := parts[0], parts[len(parts)-1]
 	r.mu.Lock()
 	r.requests[scenario]++
+	r.seen[req.Header.Get("X-Hookrelay-Delivery")]++
 	r.mu.Unlock()
 	if !behaviours[behaviour](w, req) {
 		return
@@ -86,6 +88,13 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.delivered[scenario][req.Header.Get("X-Hookrelay-Delivery")]++
 	r.mu.Unlock()
+}
+
+// Seen is how many requests came for the delivery id.
+func (r *Receiver) Seen(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[id]
 }
 
 // Counts are a scenario's requests, and its deliveries answered 200 more

@@ -59,11 +59,15 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 // openSQL and insertOpenSQL open an attempts row (attempt $2, scheduled
 // $3, started $4, error kind $5) for every delivery of the CTE input, after
 // closing its rows still open as unknown ($6, message $7): the steps
-// BeginAttempts and BeginTarget share.
+// BeginAttempts and BeginTarget share. An attempt is made by its delivery's
+// workflow, so the delivery is recorded as started too: MarkStarted, which
+// the starter runs once its batch of starts is done, then finds most of
+// them started and writes no new version of their rows.
 const (
 	openSQL = `closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
 			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5),
-		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), updated_at = now()
+		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), started = true,
+			updated_at = now()
 			FROM input i WHERE d.id = i.delivery_id)`
 	insertOpenSQL = `INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
 		SELECT i.delivery_id, $2, COALESCE((SELECT max(a.try) + 1 FROM attempts a

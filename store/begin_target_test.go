@@ -49,6 +49,10 @@ func TestBeginTarget(t *testing.T) {
 	if row := begin(false, true); row == 0 || openRows() != 1 {
 		t.Fatalf("enabled, unlimited: row %d, %d rows; want one begun", row, openRows())
 	}
+	// An attempt begun proves the workflow started: the sweeper leaves it.
+	if d, err := st.GetDelivery(ctx, store.DefaultAccount, id); err != nil || !d.Started {
+		t.Errorf("begun delivery started %v (%v), want started", d.Started, err)
+	}
 	one := 1
 	if _, err := st.SetLimits(ctx, store.DefaultAccount, sub.EndpointID, store.Limits{MaxConcurrency: &one, RateLimitPeriodSeconds: 1}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/hookrelay/hookrelay/policies"
 )
@@ -237,11 +238,9 @@ func (s *Store) MarkStarted(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	q, args, err := sqlx.In(`UPDATE deliveries SET started = true WHERE id IN (?)`, ids)
+	_, err := s.prep.ExecContext(ctx, `UPDATE deliveries SET started = true WHERE id = ANY($1) AND NOT started`,
+		pq.StringArray(ids))
 	if err != nil {
-		return fmt.Errorf("store: mark started: %w", err)
-	}
-	if _, err := s.db.ExecContext(ctx, s.db.Rebind(q), args...); err != nil {
 		return fmt.Errorf("store: mark started: %w", err)
 	}
 	return nil

@@ -61,6 +61,15 @@ func (p *prepared) QueryRowxContext(ctx context.Context, query string, args ...a
 	return st.QueryRowxContext(ctx, args...)
 }
 
+// ExecContext runs query, which returns no rows, as a prepared statement.
+func (p *prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return p.db.ExecContext(ctx, query, args...)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
 // close closes every statement prepared.
 func (p *prepared) close() {
 	p.stmts.Range(func(_, st any) bool {
