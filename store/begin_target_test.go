@@ -74,3 +74,46 @@ func TestBeginTarget(t *testing.T) {
 		t.Errorf("disabled, probe: row %d, %d rows; want one more begun", row, openRows())
 	}
 }
+
+// TestMarkStartedSkipsHeldRows: MarkStarted neither waits for a delivery's
+// row another transaction holds (a first attempt being begun marks it
+// itself) nor marks it; it marks the others. A row it skipped and nothing
+// marked stays unstarted, for the sweeper.
+func TestMarkStartedSkipsHeldRows(t *testing.T) {
+	t.Parallel()
+	st, ctx := testenv.Store(t), context.Background()
+	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/mark",
+		EventTypes: []string{"mark.started"}, Policy: "workfront", Active: true}
+	if err := st.CreateSubscription(ctx, &sub); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 2 {
+		pub, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: "mark.started", Data: store.RawJSON(`{}`)})
+		if err != nil || len(pub.Deliveries) != 1 {
+			t.Fatalf("publish: %+v %v", pub, err)
+		}
+		ids = append(ids, pub.Deliveries[0].ID)
+	}
+	tx, err := st.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := st.MarkStarted(wait, ids); err != nil {
+		t.Fatalf("MarkStarted beside a held row: %v", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{false, true} {
+		if d, err := st.GetDelivery(ctx, store.DefaultAccount, ids[i]); err != nil || d.Started != want {
+			t.Errorf("delivery %d started %v (%v), want %v", i, d.Started, err, want)
+		}
+	}
+}

@@ -234,11 +234,17 @@ const eventCols = `id, account_id, external_id, type, subject, data, occurred_at
 	COALESCE(ordering_key, '') AS ordering_key`
 
 // MarkStarted records that the workflows of these deliveries were started.
+// It skips the rows another transaction holds: those of deliveries whose
+// first attempt is being begun, which marks them started itself
+// (BeginTarget), so that neither waits for the other. A row it skipped that
+// nothing marks is one more for the sweeper, whose start finds the
+// workflow there and marks it.
 func (s *Store) MarkStarted(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.prep.ExecContext(ctx, `UPDATE deliveries SET started = true WHERE id = ANY($1) AND NOT started`,
+	_, err := s.prep.ExecContext(ctx, `UPDATE deliveries SET started = true WHERE id IN
+		(SELECT id FROM deliveries WHERE id = ANY($1) AND NOT started FOR UPDATE SKIP LOCKED)`,
 		pq.StringArray(ids))
 	if err != nil {
 		return fmt.Errorf("store: mark started: %w", err)
