@@ -19,7 +19,7 @@ const (
 // event phase varies by about ±10% from run to run, and a phase pays for
 // what ran before it: the server's files grow (a floor run after
 // hookrelay's phase was 7% slower than the first; over a run's rounds both
-// systems slow by about 2-3% a phase), and the baseline's workflow-task and
+// systems slow by about 2% a phase), and the baseline's workflow-task and
 // activity timers fire for half a minute after it. The two systems run in
 // counterbalanced order, floor first in odd rounds and hookrelay first in
 // even ones (F H, H F, F H, H F), so that neither runs later on average,
