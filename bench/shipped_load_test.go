@@ -159,14 +159,14 @@ func measure(name string, rcv *hitReceiver, shots []shot, limit time.Duration) p
 	r := phaseResult{name: name, events: len(shots)}
 	var keys []string
 	var pub, e2e, arrived []time.Duration
-	for i, s := range shots {
+	for _, s := range shots {
 		if s.err != nil {
 			r.errors++
 			continue
 		}
 		keys = append(keys, s.keys...)
 		pub = append(pub, s.answered.Sub(s.sent))
-		if i == 0 || s.sent.Before(r.firstSend) {
+		if r.firstSend.IsZero() || s.sent.Before(r.firstSend) {
 			r.firstSend = s.sent
 		}
 		r.sendEnd = later(r.sendEnd, s.answered)
