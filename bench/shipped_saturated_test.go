@@ -40,17 +40,12 @@ func (r *shippedRun) saturated() {
 	})
 	var floors, hrs []phaseResult
 	for i := 1; i <= rounds; i++ {
-		floorRound := func() {
-			floors = append(floors, r.phase(fmt.Sprintf("floor saturated #%d", i), limit, func() []shot {
-				return closedLoop(shippedSaturated, shippedPublishers, floorSender(r.c, r.rcv.url, fmt.Sprintf("floor-sat%d", i)))
-			}))
-		}
 		if i%2 == 1 {
-			floorRound()
+			floors = append(floors, r.floorRound(i, limit))
 		}
-		r.hookrelayRound(i, &hrs, limit)
+		hrs = append(hrs, r.hookrelayRound(i, limit))
 		if i%2 == 0 {
-			floorRound()
+			floors = append(floors, r.floorRound(i, limit))
 		}
 	}
 	floor, hr := summed(floors), summed(hrs)
@@ -62,22 +57,30 @@ func (r *shippedRun) saturated() {
 	})
 }
 
-// hookrelayRound runs hookrelay's saturated round i, appending it to hrs;
-// its statements are counted (and its profile taken) in the first, which
-// starts once the floor's tail is done.
-func (r *shippedRun) hookrelayRound(i int, hrs *[]phaseResult, limit time.Duration) {
+// floorRound runs the floor's saturated round i.
+func (r *shippedRun) floorRound(i int, limit time.Duration) phaseResult {
+	return r.phase(fmt.Sprintf("floor saturated #%d", i), limit, func() []shot {
+		return closedLoop(shippedSaturated, shippedPublishers, floorSender(r.c, r.rcv.url, fmt.Sprintf("floor-sat%d", i)))
+	})
+}
+
+// hookrelayRound runs hookrelay's saturated round i; its statements are
+// counted (and its profile taken) in the first, which starts once the
+// floor's tail is done.
+func (r *shippedRun) hookrelayRound(i int, limit time.Duration) phaseResult {
 	var stats *pgStats
 	if i == 1 {
 		settle()
 		stats = r.openStats()
 		profile(r.dev.api, "hookrelay-saturated", 8*time.Second)
 	}
-	*hrs = append(*hrs, r.phase(fmt.Sprintf("hookrelay saturated #%d", i), limit, func() []shot {
+	res := r.phase(fmt.Sprintf("hookrelay saturated #%d", i), limit, func() []shot {
 		return closedLoop(shippedSaturated, shippedPublishers, r.hookrelay(fmt.Sprintf("hr-sat%d", i)))
-	}))
+	})
 	if stats != nil {
-		r.statements(stats, (*hrs)[0].receipts)
+		r.statements(stats, res.receipts)
 	}
+	return res
 }
 
 // statements reports hookrelay's own statements counted by stats.

@@ -87,14 +87,7 @@ func TestMarkStartedSkipsHeldRows(t *testing.T) {
 	if err := st.CreateSubscription(ctx, &sub); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	for range 2 {
-		pub, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: "mark.started", Data: store.RawJSON(`{}`)})
-		if err != nil || len(pub.Deliveries) != 1 {
-			t.Fatalf("publish: %+v %v", pub, err)
-		}
-		ids = append(ids, pub.Deliveries[0].ID)
-	}
+	ids := []string{publishType(t, st, "mark-0", "mark.started").ID, publishType(t, st, "mark-1", "mark.started").ID}
 	tx, err := st.DB().BeginTxx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

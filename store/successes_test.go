@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -27,11 +28,7 @@ func TestCompleteSuccesses(t *testing.T) {
 	var ss []store.Success
 	var ids []string
 	for i := 0; i < 4; i++ {
-		pub, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: "successes.test", Data: store.RawJSON(`{}`)})
-		if err != nil || len(pub.Deliveries) != 1 {
-			t.Fatalf("publish: %+v %v", pub, err)
-		}
-		d := pub.Deliveries[0]
+		d := publishType(t, st, fmt.Sprintf("successes-%d", i), "successes.test")
 		rows, err := st.BeginAttempts(ctx, []store.Attempt{{DeliveryID: d.ID, ScheduledAt: time.Now(), StartedAt: time.Now()}})
 		if err != nil {
 			t.Fatal(err)
