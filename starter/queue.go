@@ -40,8 +40,9 @@ type Queue struct {
 	// Size bounds the deliveries waiting; zero means DefaultQueueSize.
 	Size int
 
-	once sync.Once
-	ch   chan queued
+	once  sync.Once
+	ch    chan queued
+	marks marks
 	// lastWaitNs is how long the most recently taken delivery waited.
 	lastWaitNs atomic.Int64
 }
@@ -106,6 +107,7 @@ func (q *Queue) Run(ctx context.Context) {
 	}
 	q.reportLag(ctx)
 	wg.Wait()
+	q.marks.wait()
 	if n := len(q.ch); n > 0 {
 		q.Starter.Logger.Warn("start_queue_stopped", "left_to_sweeper", n)
 	}
@@ -145,13 +147,17 @@ func share(waiting, workers int) int {
 	return max(1, min(queueBatch, (waiting+workers-1)/workers))
 }
 
-// start starts one batch; a failure is logged, and the sweeper retries.
+// start starts one batch and hands the deliveries started over to be
+// recorded as such a little later (marks); a failure is logged, and the
+// sweeper retries.
 func (q *Queue) start(ctx context.Context, ds []store.Delivery) {
 	ctx, cancel := context.WithTimeout(ctx, queueStartTimeout)
 	defer cancel()
-	if err := q.Starter.Start(ctx, ds); err != nil {
+	started, err := q.Starter.startUnmarked(ctx, ds)
+	if err != nil {
 		q.Starter.Logger.ErrorContext(ctx, "start_deliveries_failed", "count", len(ds), "error", err)
 	}
+	q.marks.add(ctx, q.Starter.Store, q.Starter.Logger, started)
 }
 
 // reportLag logs, every lagReportEvery until ctx ends, how many deliveries

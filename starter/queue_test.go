@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -76,4 +78,32 @@ func TestQueueFullLeavesToSweeper(t *testing.T) {
 	if len(ds) != 3 {
 		t.Errorf("%d unstarted deliveries for the sweeper, want 3 (nothing started yet)", len(ds))
 	}
+}
+
+// TestQueueMarksStartsItMade: a delivery whose workflow exists but makes no
+// attempt (here another's, on a queue no worker polls) is still recorded as
+// started, by the marks the queue writes after its starts.
+func TestQueueMarksStartsItMade(t *testing.T) {
+	t.Parallel()
+	st, c := testenv.Store(t), testenv.Client(t)
+	subscribe(t, st, "m")
+	d := publishType(t, st, "m1", "m")
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := client.StartWorkflowOptions{ID: d.WorkflowID, TaskQueue: "nobody-polls-" + d.ID}
+	if _, err := c.ExecuteWorkflow(ctx, opts, "Nothing"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), d.WorkflowID, "", "test ended") })
+	q := &starter.Queue{Starter: testenv.Starter(t, c, st), Workers: 1}
+	done := make(chan struct{})
+	go func() { q.Run(ctx); close(done) }()
+	q.Enqueue(ctx, []store.Delivery{d})
+	for i := 0; !delivery(t, st, d.ID).Started; i++ {
+		if i == 600 {
+			t.Fatalf("%s not recorded as started after a minute", d.ID)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }

@@ -1,6 +1,10 @@
 package starter
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+)
 
 // TestShare: a worker takes an even share of what waits, at least one and
 // at most queueBatch, so that no worker is left starting a long batch
@@ -12,5 +16,21 @@ func TestShare(t *testing.T) {
 		if got := share(c.waiting, c.workers); got != c.want {
 			t.Errorf("share(%d waiting, %d workers) = %d, want %d", c.waiting, c.workers, got, c.want)
 		}
+	}
+}
+
+// TestMarksTakeDue: the marks due by a time are taken in the order handed
+// over, the later ones left waiting.
+func TestMarksTakeDue(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	m := &marks{pending: []mark{{"a", t0}, {"b", t0.Add(time.Second)}, {"c", t0.Add(2 * time.Second)}}}
+	if got := m.takeDue(t0.Add(time.Second)); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("due at 1s: %v, want [a b]", got)
+	}
+	if got := m.takeDue(t0.Add(time.Second)); len(got) != 0 {
+		t.Errorf("due again at 1s: %v, want none", got)
+	}
+	if len(m.pending) != 1 || m.pending[0].id != "c" {
+		t.Errorf("left waiting: %v, want c", m.pending)
 	}
 }

@@ -56,6 +56,14 @@ func PolicyOf(sub store.Subscription) (policies.Policy, error) {
 // deliveries of ordered subscriptions are handed to their sequences'
 // Sequencers instead (routeOrdered).
 func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
+	started, err := s.startUnmarked(ctx, ds)
+	return errors.Join(err, s.Store.MarkStarted(ctx, started))
+}
+
+// startUnmarked is Start but for recording the deliveries started: it
+// returns their ids for the caller to record (MarkStarted), at once or
+// later (Queue). Failed starts are recorded (StartFailed).
+func (s *Starter) startUnmarked(ctx context.Context, ds []store.Delivery) ([]string, error) {
 	subs := map[string]store.Subscription{}
 	ds, egErr := s.routeEventGrid(ctx, ds, subs)
 	ds, started, failed, seqErr := s.routeOrdered(ctx, ds, subs)
@@ -71,13 +79,8 @@ func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 		}
 		started = append(started, d.ID)
 	}
-	if err := s.Store.MarkStarted(ctx, started); err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.Store.StartFailed(ctx, failed); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	errs = append(errs, s.Store.StartFailed(ctx, failed))
+	return started, errors.Join(errs...)
 }
 
 // startOne starts d's workflow. d's subscription is looked up deleted or not
