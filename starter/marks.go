@@ -2,11 +2,8 @@ package starter
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/hookrelay/hookrelay/store"
 )
 
 // Defaults of the queue's marks.
@@ -39,7 +36,7 @@ type mark struct {
 }
 
 // add hands ids over to be recorded markAfter from now.
-func (m *marks) add(ctx context.Context, st *store.Store, logger *slog.Logger, ids []string) {
+func (m *marks) add(ctx context.Context, s *Starter, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -56,12 +53,12 @@ func (m *marks) add(ctx context.Context, st *store.Store, logger *slog.Logger, i
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		m.run(context.WithoutCancel(ctx), st, logger)
+		m.run(context.WithoutCancel(ctx), s)
 	}()
 }
 
 // run records what is due, as it falls due, until nothing waits.
-func (m *marks) run(ctx context.Context, st *store.Store, logger *slog.Logger) {
+func (m *marks) run(ctx context.Context, s *Starter) {
 	for {
 		m.mu.Lock()
 		if len(m.pending) == 0 {
@@ -72,7 +69,7 @@ func (m *marks) run(ctx context.Context, st *store.Store, logger *slog.Logger) {
 		next := m.pending[0].due
 		m.mu.Unlock()
 		time.Sleep(time.Until(next))
-		m.record(ctx, st, logger, m.takeDue(time.Now()))
+		record(ctx, s, m.takeDue(time.Now()))
 	}
 }
 
@@ -94,11 +91,11 @@ func (m *marks) takeDue(now time.Time) []string {
 
 // record records ids as started; a failure is logged, and the sweeper
 // records them when it finds their workflows.
-func (m *marks) record(ctx context.Context, st *store.Store, logger *slog.Logger, ids []string) {
+func record(ctx context.Context, s *Starter, ids []string) {
 	ctx, cancel := context.WithTimeout(ctx, markTimeout)
 	defer cancel()
-	if err := st.MarkStarted(ctx, ids); err != nil {
-		logger.ErrorContext(ctx, "mark_started_failed", "count", len(ids), "error", err)
+	if err := s.Store.MarkStarted(ctx, ids); err != nil {
+		s.Logger.ErrorContext(ctx, "mark_started_failed", "count", len(ids), "error", err)
 	}
 }
 

@@ -157,7 +157,7 @@ func (q *Queue) start(ctx context.Context, ds []store.Delivery) {
 	if err != nil {
 		q.Starter.Logger.ErrorContext(ctx, "start_deliveries_failed", "count", len(ds), "error", err)
 	}
-	q.marks.add(ctx, q.Starter.Store, q.Starter.Logger, started)
+	q.marks.add(ctx, q.Starter, started)
 }
 
 // reportLag logs, every lagReportEvery until ctx ends, how many deliveries

@@ -61,8 +61,8 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 // closing its rows still open as unknown ($6, message $7): the steps
 // BeginAttempts and BeginTarget share. An attempt is made by its delivery's
 // workflow, so the delivery is recorded as started too: MarkStarted, which
-// the starter runs once its batch of starts is done, then finds most of
-// them started and writes no new version of their rows.
+// the start queue runs a second after its starts, then finds most of them
+// started and writes no new version of their rows.
 const (
 	openSQL = `closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
 			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5),

@@ -82,11 +82,7 @@ func TestBeginTarget(t *testing.T) {
 func TestMarkStartedSkipsHeldRows(t *testing.T) {
 	t.Parallel()
 	st, ctx := testenv.Store(t), context.Background()
-	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/mark",
-		EventTypes: []string{"mark.started"}, Policy: "workfront", Active: true}
-	if err := st.CreateSubscription(ctx, &sub); err != nil {
-		t.Fatal(err)
-	}
+	subscribeType(t, st, "mark.started", "workfront")
 	ids := []string{publishType(t, st, "mark-0", "mark.started").ID, publishType(t, st, "mark-1", "mark.started").ID}
 	tx, err := st.DB().BeginTxx(ctx, nil)
 	if err != nil {

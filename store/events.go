@@ -236,7 +236,9 @@ const eventCols = `id, account_id, external_id, type, subject, data, occurred_at
 // MarkStarted records that the workflows of these deliveries were started.
 // It skips the rows another transaction holds: those of deliveries whose
 // first attempt is being begun, which marks them started itself
-// (BeginTarget), so that neither waits for the other. A row it skipped that
+// (BeginTarget), so that neither waits for the other; the rows it takes it
+// locks as any update of a non-key column does (FOR NO KEY UPDATE), which
+// lets an attempts row for them be inserted meanwhile. A row it skipped that
 // nothing marks is one more for the sweeper, whose start finds the
 // workflow there and marks it.
 func (s *Store) MarkStarted(ctx context.Context, ids []string) error {
@@ -244,7 +246,7 @@ func (s *Store) MarkStarted(ctx context.Context, ids []string) error {
 		return nil
 	}
 	_, err := s.prep.ExecContext(ctx, `UPDATE deliveries SET started = true WHERE id IN
-		(SELECT id FROM deliveries WHERE id = ANY($1) AND NOT started FOR UPDATE SKIP LOCKED)`,
+		(SELECT id FROM deliveries WHERE id = ANY($1) AND NOT started FOR NO KEY UPDATE SKIP LOCKED)`,
 		pq.StringArray(ids))
 	if err != nil {
 		return fmt.Errorf("store: mark started: %w", err)

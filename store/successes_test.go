@@ -20,11 +20,7 @@ import (
 func TestCompleteSuccesses(t *testing.T) {
 	t.Parallel()
 	st, ctx := testenv.Store(t), context.Background()
-	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/successes",
-		EventTypes: []string{"successes.test"}, Policy: "workfront", Active: true}
-	if err := st.CreateSubscription(ctx, &sub); err != nil {
-		t.Fatal(err)
-	}
+	sub := subscribeType(t, st, "successes.test", "workfront")
 	var ss []store.Success
 	var ids []string
 	for i := 0; i < 4; i++ {

@@ -23,6 +23,18 @@ func putEG(t *testing.T, st *store.Store, name, typ string, eg eventgrid.Setting
 	return sub
 }
 
+// subscribeType subscribes a loopback URL of the default account to typ
+// under policy.
+func subscribeType(t *testing.T, st *store.Store, typ, policy string) store.Subscription {
+	t.Helper()
+	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/" + typ,
+		EventTypes: []string{typ}, Policy: policy, Active: true}
+	if err := st.CreateSubscription(context.Background(), &sub); err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
 func publishType(t *testing.T, st *store.Store, id, typ string) store.Delivery {
 	t.Helper()
 	res, err := st.Publish(context.Background(), store.Event{AccountID: store.DefaultAccount, ExternalID: id, Type: typ})
