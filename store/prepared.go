@@ -15,23 +15,41 @@ import (
 // sqlx.QueryerContext; a statement that cannot be prepared runs unprepared.
 type prepared struct {
 	db    *sqlx.DB
-	stmts sync.Map // query text → *sqlx.Stmt
+	stmts sync.Map // query text → *preparing
+	// prepare, when set, prepares in place of db (tests count with it).
+	prepare func(ctx context.Context, query string) (*sqlx.Stmt, error)
 }
 
-// stmt returns query prepared on the pool, preparing it the first time.
+// preparing is one query's statement, prepared once however many callers
+// ask for it at the same time. A second statement for the same query would
+// have to be closed, and closing waits for every connection it was
+// prepared on to finish its current query, which may be waiting on a lock
+// for as long as that caller's transaction lasts.
+type preparing struct {
+	once sync.Once
+	st   *sqlx.Stmt
+	err  error
+}
+
+// stmt returns query prepared on the pool, preparing it the first time; a
+// failed preparation is tried again at the next call.
 func (p *prepared) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	if st, ok := p.stmts.Load(query); ok {
-		return st.(*sqlx.Stmt), nil
+	v, ok := p.stmts.Load(query)
+	if !ok {
+		v, _ = p.stmts.LoadOrStore(query, &preparing{})
 	}
-	st, err := p.db.PreparexContext(ctx, query)
-	if err != nil {
-		return nil, err
+	ps := v.(*preparing)
+	ps.once.Do(func() {
+		if p.prepare != nil {
+			ps.st, ps.err = p.prepare(ctx, query)
+			return
+		}
+		ps.st, ps.err = p.db.PreparexContext(ctx, query)
+	})
+	if ps.err != nil {
+		p.stmts.CompareAndDelete(query, ps)
 	}
-	if prev, loaded := p.stmts.LoadOrStore(query, st); loaded {
-		_ = st.Close()
-		return prev.(*sqlx.Stmt), nil
-	}
-	return st, nil
+	return ps.st, ps.err
 }
 
 // QueryContext runs query as a prepared statement.
@@ -72,8 +90,12 @@ func (p *prepared) ExecContext(ctx context.Context, query string, args ...any) (
 
 // close closes every statement prepared.
 func (p *prepared) close() {
-	p.stmts.Range(func(_, st any) bool {
-		_ = st.(*sqlx.Stmt).Close()
+	p.stmts.Range(func(_, v any) bool {
+		ps := v.(*preparing)
+		ps.once.Do(func() {}) // waits for a preparation under way
+		if ps.st != nil {
+			_ = ps.st.Close()
+		}
 		return true
 	})
 }

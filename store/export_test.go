@@ -1,0 +1,16 @@
+package store
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// CountPrepares makes st count in n the statements it prepares.
+func CountPrepares(st *Store, n *atomic.Int64) {
+	st.prep.prepare = func(ctx context.Context, query string) (*sqlx.Stmt, error) {
+		n.Add(1)
+		return st.db.PreparexContext(ctx, query)
+	}
+}
