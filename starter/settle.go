@@ -40,7 +40,7 @@ func (s *Starter) SettleOpen(ctx context.Context, age time.Duration) error {
 			continue
 		}
 		rec := store.Attempt{StartedAt: a.StartedAt, DurationMs: res.DurationMs, StatusCode: res.StatusCode, Success: true}
-		_, err = s.Store.CompleteAttempts(ctx, a.EndpointID, []int64{a.Row}, rec, a.DeliveryID)
+		_, err = s.Store.CompleteSuccesses(ctx, a.EndpointID, []store.Success{{Row: a.Row, Attempt: rec}})
 		if err == nil {
 			s.Logger.WarnContext(ctx, "sweeper_settled_attempt", "delivery_id", a.DeliveryID, "status_code", res.StatusCode)
 		}

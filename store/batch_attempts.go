@@ -166,8 +166,7 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 			updated_at = now()
 		WHERE id = $11 AND EXISTS (SELECT 1 FROM done)
 		RETURNING id, state, attempts, failures, consecutive_failures, last_success_at, created_at),
-	finished AS (UPDATE deliveries SET status = $15, final_reason = '', next_attempt_at = NULL,
-			finished_at = $12, updated_at = now()
+	finished AS (UPDATE deliveries SET ` + endSQL("$15", "''", "$12") + `
 		WHERE id = $14 AND status NOT IN ` + finalSQL + ` AND EXISTS (SELECT 1 FROM done)
 		RETURNING policy, created_at)
 	SELECT c.*, f.policy, f.created_at AS delivery_created_at FROM counted c LEFT JOIN finished f ON true

@@ -20,6 +20,16 @@ var (
 	inFlightSQL = policies.SQLList(policies.InFlightStatuses)
 )
 
+// endSQL is the one way a delivery's row ends, in FinishDelivery and with
+// the success that delivers it (CompleteAttempts, CompleteSuccesses): the
+// SET list giving it status and reason (SQL expressions), no next attempt,
+// and finishedAt; each statement applies it only to a row whose status is
+// not final yet (finalSQL).
+func endSQL(status, reason, finishedAt string) string {
+	return `status = ` + status + `, final_reason = ` + reason + `, next_attempt_at = NULL,
+		finished_at = ` + finishedAt + `, updated_at = now()`
+}
+
 // SetInFlight records an in-flight status (retrying, waiting) and when the
 // next attempt is due.
 func (s *Store) SetInFlight(ctx context.Context, id string, status policies.Status, next *time.Time) error {
@@ -85,8 +95,7 @@ func (s *Store) FinishDelivery(ctx context.Context, f Finish) (Finished, error) 
 	var out Finished
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var d Delivery
-		err := tx.GetContext(ctx, &d, `UPDATE deliveries SET status = $2, final_reason = $3,
-				next_attempt_at = NULL, finished_at = now(), updated_at = now()
+		err := tx.GetContext(ctx, &d, `UPDATE deliveries SET `+endSQL("$2", "$3", "now()")+`
 			WHERE id = $1 AND status NOT IN `+finalSQL+`
 			RETURNING `+deliveryCols, f.DeliveryID, f.Status, f.Reason)
 		if err != nil {

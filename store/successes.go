@@ -26,7 +26,8 @@ type Success struct {
 // delivered, finished when its request's answer came. Rows completed before
 // are neither written nor counted again. It returns the deliveries it
 // recorded as delivered. activities.Later writes the first-attempt
-// successes of many workflows so, one statement for many.
+// successes of many workflows so, one statement for many; the sweeper's
+// starter.SettleOpen writes those a stopped worker left open.
 func (s *Store) CompleteSuccesses(ctx context.Context, endpointID string, ss []Success) ([]Delivery, error) {
 	n := len(ss)
 	rows, ends := make([]int64, n), make([]string, n)
@@ -70,7 +71,6 @@ var successesSQL = `WITH o AS (SELECT * FROM unnest($1::bigint[], $2::timestampt
 			last_success_at = GREATEST(e.last_success_at, c.last), updated_at = now()
 		FROM (SELECT count(*) AS n, max(ended_at) AS last FROM done) c
 		WHERE e.id = $9 AND c.n > 0)
-	UPDATE deliveries d SET status = $10, final_reason = '', next_attempt_at = NULL,
-		finished_at = done.ended_at, updated_at = now()
+	UPDATE deliveries d SET ` + endSQL("$10", "''", "done.ended_at") + `
 	FROM done WHERE d.id = done.delivery_id AND d.status NOT IN ` + finalSQL + `
 	RETURNING d.id, d.policy, d.created_at, d.status`
