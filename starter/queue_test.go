@@ -35,18 +35,10 @@ func TestQueueStartsDeliveries(t *testing.T) {
 		t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), d.WorkflowID, "", "test ended") })
 	}
 	q := &starter.Queue{Starter: testenv.Starter(t, c, st), Workers: 2}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { q.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	ctx := runQueue(t, q)
 	q.Enqueue(ctx, ds)
 	for _, d := range ds {
-		for i := 0; !delivery(t, st, d.ID).Started; i++ {
-			if i == 600 {
-				t.Fatalf("%s not started after a minute", d.ID)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		waitStarted(t, st, d.ID)
 		if _, err := c.DescribeWorkflowExecution(ctx, d.WorkflowID, ""); err != nil {
 			t.Errorf("%s: workflow %s: %v", d.ID, d.WorkflowID, err)
 		}
@@ -88,22 +80,35 @@ func TestQueueMarksStartsItMade(t *testing.T) {
 	st, c := testenv.Store(t), testenv.Client(t)
 	subscribe(t, st, "m")
 	d := publishType(t, st, "m1", "m")
-	ctx, cancel := context.WithCancel(context.Background())
 	opts := client.StartWorkflowOptions{ID: d.WorkflowID, TaskQueue: "nobody-polls-" + d.ID}
-	if _, err := c.ExecuteWorkflow(ctx, opts, "Nothing"); err != nil {
+	if _, err := c.ExecuteWorkflow(context.Background(), opts, "Nothing"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), d.WorkflowID, "", "test ended") })
 	q := &starter.Queue{Starter: testenv.Starter(t, c, st), Workers: 1}
+	q.Enqueue(runQueue(t, q), []store.Delivery{d})
+	waitStarted(t, st, d.ID)
+}
+
+// runQueue runs q until the test ends, and returns the context it runs
+// under.
+func runQueue(t *testing.T, q *starter.Queue) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { q.Run(ctx); close(done) }()
-	q.Enqueue(ctx, []store.Delivery{d})
-	for i := 0; !delivery(t, st, d.ID).Started; i++ {
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx
+}
+
+// waitStarted waits, a minute at most, until delivery id is recorded as
+// started.
+func waitStarted(t *testing.T, st *store.Store, id string) {
+	t.Helper()
+	for i := 0; !delivery(t, st, id).Started; i++ {
 		if i == 600 {
-			t.Fatalf("%s not recorded as started after a minute", d.ID)
+			t.Fatalf("%s not recorded as started after a minute", id)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	cancel()
-	<-done
 }

@@ -9,8 +9,9 @@ import (
 
 // CountPrepares makes st count in n the statements it prepares.
 func CountPrepares(st *Store, n *atomic.Int64) {
+	prepare := st.prep.prepare
 	st.prep.prepare = func(ctx context.Context, query string) (*sqlx.Stmt, error) {
 		n.Add(1)
-		return st.db.PreparexContext(ctx, query)
+		return prepare(ctx, query)
 	}
 }

@@ -16,7 +16,8 @@ import (
 type prepared struct {
 	db    *sqlx.DB
 	stmts sync.Map // query text → *preparing
-	// prepare, when set, prepares in place of db (tests count with it).
+	// prepare prepares a query on db (db.PreparexContext; tests count
+	// through it).
 	prepare func(ctx context.Context, query string) (*sqlx.Stmt, error)
 }
 
@@ -39,13 +40,7 @@ func (p *prepared) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 		v, _ = p.stmts.LoadOrStore(query, &preparing{})
 	}
 	ps := v.(*preparing)
-	ps.once.Do(func() {
-		if p.prepare != nil {
-			ps.st, ps.err = p.prepare(ctx, query)
-			return
-		}
-		ps.st, ps.err = p.db.PreparexContext(ctx, query)
-	})
+	ps.once.Do(func() { ps.st, ps.err = p.prepare(ctx, query) })
 	if ps.err != nil {
 		p.stmts.CompareAndDelete(query, ps)
 	}

@@ -55,7 +55,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	return &Store{db: db, prep: &prepared{db: db}}, nil
+	return &Store{db: db, prep: &prepared{db: db, prepare: db.PreparexContext}}, nil
 }
 
 // Migrate applies the schema migrations.
