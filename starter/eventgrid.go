@@ -60,6 +60,10 @@ func (s *Starter) subscription(ctx context.Context, d store.Delivery, subs map[s
 	if sub, ok := subs[d.SubscriptionID]; ok {
 		return sub, nil
 	}
+	if d.Subscription != nil { // as publishing matched it
+		subs[d.SubscriptionID] = *d.Subscription
+		return *d.Subscription, nil
+	}
 	sub, err := s.Store.SubscriptionByID(ctx, d.SubscriptionID)
 	if err != nil {
 		return store.Subscription{}, err

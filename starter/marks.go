@@ -10,7 +10,8 @@ import (
 const (
 	// markAfter is how long after their start the queue's deliveries are
 	// recorded as started: by then the first attempt of most has recorded
-	// it (store.BeginTarget), so the statement writes few rows, and it no
+	// it (store.BeginTarget, or the success that delivered it), so the
+	// statement writes few rows, and it no
 	// longer takes a row an attempt is about to update, which then waited
 	// for its commit (BENCHMARKS.md).
 	markAfter = time.Second

@@ -179,8 +179,15 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 // request: the open row is written only if the endpoint's state is one of
 // states and, when unlimitedOnly, the endpoint has no limits (Limited).
 // row is then the open row's id, for CompleteAttempts; else it is 0, nothing
-// was written, and the caller goes on from t as after Target.
+// was written, and the caller goes on from t as after Target. A first
+// attempt that publishing opened in this process (FirstAttempts) takes no
+// statement at all.
 func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unlimitedOnly bool) (t Target, row int64, err error) {
+	if a.Attempt == 0 {
+		if t, row, ok := s.firsts.take(a.DeliveryID); ok && mayBegin(t, states, unlimitedOnly) {
+			return t, row, nil
+		}
+	}
 	var out struct {
 		Target
 		MayBegin bool   `db:"may_begin"`

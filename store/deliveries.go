@@ -24,10 +24,13 @@ var (
 // the success that delivers it (CompleteAttempts, CompleteSuccesses): the
 // SET list giving it status and reason (SQL expressions), no next attempt,
 // and finishedAt; each statement applies it only to a row whose status is
-// not final yet (finalSQL).
+// not final yet (finalSQL). An ended delivery has no workflow left to
+// start: it is marked started too, so that a first attempt that publishing
+// opened (FirstAttempts) and that delivered it leaves MarkStarted nothing
+// to write.
 func endSQL(status, reason, finishedAt string) string {
 	return `status = ` + status + `, final_reason = ` + reason + `, next_attempt_at = NULL,
-		finished_at = ` + finishedAt + `, updated_at = now()`
+		finished_at = ` + finishedAt + `, started = true, updated_at = now()`
 }
 
 // SetInFlight records an in-flight status (retrying, waiting) and when the

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -60,6 +62,11 @@ type Delivery struct {
 	// delivery, carried in memory to its workflow's start while tracing is
 	// on (docs/tracing.md); never stored.
 	TraceParent string `db:"-" json:"-"`
+	// Subscription is the delivery's subscription as publishing matched
+	// it, carried in memory to its workflow's start; nil when not loaded.
+	Subscription *Subscription `db:"-" json:"-"`
+	// first is its first attempt, when publishing opens it (FirstAttempts).
+	first *opened
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
@@ -82,18 +89,24 @@ type PublishResult struct {
 // transaction of its own: the subscriptions are matched, then the event and
 // its deliveries inserted in one statement. Only when an ordered
 // subscription matches does it take a transaction, to number the deliveries
-// in their sequences (sequence) as they are inserted.
+// in their sequences (sequence) as they are inserted. With FirstAttempts
+// shared (ShareFirstAttempts), the same statement opens the first attempt of
+// each delivery that may go at once, which Publish hands over to the worker
+// of this process.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 	newEvent(&ev)
 	ds, err := fanOut(ctx, s.prep, ev)
-	if err != nil || !anyOrdered(ds) {
-		return insertPublished(ctx, s.prep, ev, ds, err)
-	}
+	reserved := keepFirsts(s.firsts, ev, ds)
 	var res PublishResult
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err = insertPublished(ctx, tx, ev, ds, sequence(ctx, tx, ds))
-		return err
-	})
+	if err != nil || !anyOrdered(ds) {
+		res, err = insertPublished(ctx, s.prep, ev, ds, err)
+	} else {
+		err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+			res, err = insertPublished(ctx, tx, ev, ds, sequence(ctx, tx, ds))
+			return err
+		})
+	}
+	s.firsts.handOver(res, reserved, err)
 	return res, err
 }
 
@@ -101,6 +114,7 @@ func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 func publishTx(ctx context.Context, tx *sqlx.Tx, ev Event) (PublishResult, error) {
 	newEvent(&ev)
 	ds, err := fanOut(ctx, tx, ev)
+	keepFirsts(nil, ev, ds)
 	if err == nil {
 		err = sequence(ctx, tx, ds)
 	}
@@ -136,32 +150,26 @@ func insertPublished(ctx context.Context, q sqlx.QueryerContext, ev Event, ds []
 }
 
 // insertEvent inserts ev and its deliveries ds in one statement, filling in
-// their times; none of them when ev's id was published before (false).
+// their times, and opens the first attempt of those that carry one (first):
+// none of them when ev's id was published before (false).
 func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Delivery) (bool, error) {
 	f := ev.Fields
 	if len(f.Extensions) == 0 {
 		f.Extensions = RawJSON("{}")
 	}
 	var row struct {
-		OccurredAt time.Time    `db:"occurred_at"`
-		CreatedAt  time.Time    `db:"created_at"`
-		Deliveries sql.NullTime `db:"deliveries_created_at"`
-		Updated    sql.NullTime `db:"deliveries_updated_at"`
+		OccurredAt time.Time      `db:"occurred_at"`
+		CreatedAt  time.Time      `db:"created_at"`
+		Deliveries sql.NullTime   `db:"deliveries_created_at"`
+		Updated    sql.NullTime   `db:"deliveries_updated_at"`
+		OpenedIDs  pq.StringArray `db:"opened_ids"`
+		OpenedRows pq.Int64Array  `db:"opened_rows"`
+		Data       RawJSON        `db:"stored_data"`
+		Extensions RawJSON        `db:"stored_extensions"`
 	}
 	args := append(deliveryArgs(ds), ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data,
-		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions, ev.OrderingKey)
-	err := sqlx.GetContext(ctx, q, &row, `WITH ev AS (INSERT INTO events
-			(id, account_id, external_id, type, subject, data, occurred_at,
-			 data_version, source, data_content_type, extensions, ordering_key)
-			VALUES ($15, $16, $17, $18, $19, $20, COALESCE($21, now()), $22, $23, $24, $25, NULLIF($26, ''))
-			ON CONFLICT (account_id, external_id) DO NOTHING
-			RETURNING occurred_at, created_at),
-		ins AS (`+insertDeliveriesSQL+` WHERE EXISTS (SELECT 1 FROM ev)
-			RETURNING created_at, updated_at)
-		SELECT ev.occurred_at, ev.created_at,
-			(SELECT created_at FROM ins LIMIT 1) AS deliveries_created_at,
-			(SELECT updated_at FROM ins LIMIT 1) AS deliveries_updated_at
-		FROM ev`, args...)
+		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions, ev.OrderingKey, KindInFlight)
+	err := sqlx.GetContext(ctx, q, &row, insertEventSQL, args...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -170,8 +178,36 @@ func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Del
 	}
 	ev.OccurredAt, ev.CreatedAt = row.OccurredAt, row.CreatedAt
 	insertedTimes{CreatedAt: row.Deliveries, UpdatedAt: row.Updated}.fill(ds)
+	if len(row.OpenedIDs) > 0 { // the attempts send the event as stored
+		ev.Data, ev.Fields.Extensions = row.Data, row.Extensions
+		openedRows(ds, row.OpenedIDs, row.OpenedRows)
+	}
 	return true, nil
 }
+
+// insertEventSQL is insertEvent's statement: the event (ev), its deliveries
+// (ins, deliveryArgs $1 to $15) and the first attempts opened (opened, an
+// attempts row in flight, $28, for each delivery inserted with one attempt),
+// as BeginTarget opens one, with the event's body and extensions as stored
+// when it opened any, for them to send.
+const insertEventSQL = `WITH ev AS (INSERT INTO events
+		(id, account_id, external_id, type, subject, data, occurred_at,
+		 data_version, source, data_content_type, extensions, ordering_key)
+		VALUES ($16, $17, $18, $19, $20, $21, COALESCE($22, now()), $23, $24, $25, $26, NULLIF($27, ''))
+		ON CONFLICT (account_id, external_id) DO NOTHING
+		RETURNING occurred_at, created_at, data, extensions),
+	ins AS (` + insertDeliveriesSQL + ` WHERE EXISTS (SELECT 1 FROM ev)
+		RETURNING id, attempts, created_at, updated_at),
+	opened AS (INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
+		SELECT id, 0, 0, created_at, created_at, 0, $28, false FROM ins WHERE attempts > 0
+		RETURNING id, delivery_id)
+	SELECT ev.occurred_at, ev.created_at,
+		(SELECT created_at FROM ins LIMIT 1) AS deliveries_created_at,
+		(SELECT updated_at FROM ins LIMIT 1) AS deliveries_updated_at,
+		o.opened_ids, o.opened_rows,
+		CASE WHEN o.opened_ids IS NOT NULL THEN ev.data END AS stored_data,
+		CASE WHEN o.opened_ids IS NOT NULL THEN ev.extensions END AS stored_extensions
+	FROM ev, (SELECT array_agg(delivery_id) AS opened_ids, array_agg(id) AS opened_rows FROM opened) o`
 
 func nullTime(t time.Time) *time.Time {
 	if t.IsZero() {
@@ -181,38 +217,55 @@ func nullTime(t time.Time) *time.Time {
 }
 
 // fanOut is one new delivery of ev per subscription matching its type, in
-// subscription order (none inserted yet); those to ordered subscriptions
-// carry ev's ordering key, to be numbered (sequence).
+// subscription order (none inserted yet), each carrying its subscription;
+// those to ordered subscriptions carry ev's ordering key, to be numbered
+// (sequence), and those whose first attempt may go at once (opensAtOnce)
+// the target it would have, for Publish to open it.
 func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, error) {
-	var targets []struct {
-		ID         string `db:"id"`
-		EndpointID string `db:"endpoint_id"`
-		Policy     string `db:"policy"`
-		Queue      bool   `db:"queue"`
-		Ordered    bool   `db:"ordered"`
+	var matched []struct {
+		Subscription
+		Limits
+		State         string `db:"state"`
+		Queue         bool   `db:"queue"`
+		PreviousValid bool   `db:"previous_valid"`
 	}
-	err := sqlx.SelectContext(ctx, q, &targets, `SELECT s.id, s.endpoint_id, s.policy, s.ordered,
-			(NOT s.active OR a.mode = 'queue') AS queue
-		FROM subscriptions s JOIN accounts a ON a.id = s.account_id
+	err := sqlx.SelectContext(ctx, q, &matched, `SELECT `+matchedCols+`, p.state, `+limitCols+`,
+			(NOT s.active OR a.mode = 'queue') AS queue,
+			COALESCE(s.previous_secret_expires_at > now(), false) AS previous_valid
+		FROM subscriptions s JOIN accounts a ON a.id = s.account_id JOIN endpoints p ON p.id = s.endpoint_id
 		WHERE s.account_id = $1 AND s.deleted_at IS NULL
 		  AND (cardinality(s.event_types) = 0 OR $2 = ANY(s.event_types) OR '*' = ANY(s.event_types))
 		ORDER BY s.created_at, s.id`, ev.AccountID, ev.Type)
 	if err != nil {
 		return nil, fmt.Errorf("store: match subscriptions: %w", err)
 	}
-	out := make([]Delivery, 0, len(targets))
-	for _, t := range targets {
+	out := make([]Delivery, 0, len(matched))
+	for _, m := range matched {
+		sub := m.Subscription
 		d := newDelivery(Delivery{AccountID: ev.AccountID, EventID: ev.ID, EventType: ev.Type,
-			SubscriptionID: t.ID, EndpointID: t.EndpointID, Policy: t.Policy}, nil)
+			SubscriptionID: sub.ID, EndpointID: sub.EndpointID, Policy: sub.Policy}, nil)
+		d.Subscription = &sub
 		switch {
-		case t.Queue:
+		case m.Queue:
 			d.Status, d.Started, d.FinalReason = policies.StatusQueued, true, "subscription inactive or account in queue mode"
-		case t.Ordered:
+		case sub.Ordered:
 			d.OrderingKey = &ev.OrderingKey // numbered by sequence before it is inserted
+		}
+		if opensAtOnce(sub, m.Queue, m.State, m.Limits) {
+			d.first = &opened{t: subscriptionTarget(sub, m.State, m.Limits, m.PreviousValid)}
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// matchedCols are subscriptionCols, of the subscription s.
+var matchedCols = prefixCols("s", subscriptionCols)
+
+// prefixCols is the list of columns cols, each of table.
+func prefixCols(table, cols string) string {
+	names := strings.FieldsFunc(cols, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	return table + "." + strings.Join(names, ", "+table+".")
 }
 
 func loadPublished(ctx context.Context, q sqlx.QueryerContext, account, externalID string, res *PublishResult) error {

@@ -40,6 +40,9 @@ type Store struct {
 	db *sqlx.DB
 	// prep runs the delivery path's statements prepared.
 	prep *prepared
+	// firsts hands first attempts opened by publishing over to this
+	// process's worker (ShareFirstAttempts); nil opens none.
+	firsts *FirstAttempts
 }
 
 // Open connects to PostgreSQL at url and checks the connection.

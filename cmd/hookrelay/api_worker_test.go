@@ -23,7 +23,10 @@ import (
 // workflows' task queue (HOOKRELAY_API_WORKER, on by default), so that the
 // deliveries it starts start eagerly in its own process and make their
 // first attempt there: with no `hookrelay worker` at all on the namespace,
-// a publication reaches its receiver and ends delivered.
+// a publication reaches its receiver and ends delivered. The publication
+// opened that attempt (its delivery answers with one attempt begun), and
+// the worker made it on the row opened (store.FirstAttempts): one row,
+// delivered, none closed as unknown.
 func TestAPIMakesFirstAttempts(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -35,7 +38,16 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 	defer rcv.Close()
 	base, _, _ := runAPI(ctx, t, nil)
 	post(t, base+"/v1/subscriptions", `{"url": "`+rcv.URL+`/hook", "event_types": ["a"], "policy": "eventgrid"}`)
-	post(t, base+"/v1/events", `{"id": "ev-1", "type": "a", "data": {}}`)
+	var pub struct {
+		Deliveries []struct {
+			ID       string `json:"id"`
+			Attempts int    `json:"attempts"`
+		} `json:"deliveries"`
+	}
+	decodeJSON(t, postBody(t, base+"/v1/events", `{"id": "ev-1", "type": "a", "data": {}}`), &pub)
+	if len(pub.Deliveries) != 1 || pub.Deliveries[0].Attempts != 1 {
+		t.Fatalf("published %+v, want one delivery with its first attempt opened", pub)
+	}
 	select {
 	case id := <-got:
 		if id != "ev-1" {
@@ -45,6 +57,22 @@ func TestAPIMakesFirstAttempts(t *testing.T) {
 		t.Fatal("no attempt reached the receiver: the API made no first attempt")
 	}
 	waitDelivered(ctx, t, base+"/v1/events/ev-1")
+	var d struct {
+		Attempts []struct {
+			Success   bool   `json:"success"`
+			ErrorKind string `json:"error_kind"`
+		} `json:"attempt_list"`
+	}
+	resp, err := http.Get(base + "/v1/deliveries/" + pub.Deliveries[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	decodeJSON(t, b, &d)
+	if len(d.Attempts) != 1 || !d.Attempts[0].Success {
+		t.Errorf("attempts %+v, want the one opened, a success", d.Attempts)
+	}
 }
 
 // runAPI runs `hookrelay api` in the open mode, with more settings, in the
@@ -99,14 +127,29 @@ func setUpAPI(ctx context.Context, t *testing.T, name string, settings map[strin
 // post POSTs body to url and fails the test unless it is accepted.
 func post(t *testing.T, url, body string) {
 	t.Helper()
+	postBody(t, url, body)
+}
+
+// postBody is post, returning the answer's body.
+func postBody(t *testing.T, url, body string) []byte {
+	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("POST %s: %s %s", url, resp.Status, b)
+	}
+	return b
+}
+
+// decodeJSON decodes b into v or fails the test.
+func decodeJSON(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%v: %s", err, b)
 	}
 }
 

@@ -52,6 +52,11 @@ func (a *app) dev(ctx context.Context) error {
 		return err
 	}
 	defer apiStore.Close()
+	// The API's publishes open the first attempts this process's worker
+	// makes (store.FirstAttempts).
+	firsts := store.NewFirstAttempts()
+	st.ShareFirstAttempts(firsts)
+	apiStore.ShareFirstAttempts(firsts)
 	a.metrics.WithPool("worker", st.DB().DB)
 	a.banner(auth, tmp)
 	// The first of the worker and the API to stop (Ctrl-C, or the API
