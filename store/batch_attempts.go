@@ -64,8 +64,7 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 // the start queue runs a second after its starts, then finds most of them
 // started and writes no new version of their rows.
 const (
-	openSQL = `closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
-			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5),
+	openSQL = closeOpenSQL + `,
 		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), started = true,
 			updated_at = now()
 			FROM input i WHERE d.id = i.delivery_id)`
@@ -74,6 +73,10 @@ const (
 				WHERE a.delivery_id = i.delivery_id AND a.attempt = $2), 0), $3, $4, 0, $5, false
 		FROM input i`
 )
+
+// closeOpenSQL is openSQL's first step: the rows still open closed.
+const closeOpenSQL = `closed AS (UPDATE attempts a SET error_kind = $6, error_message = $7
+			FROM input i WHERE a.delivery_id = i.delivery_id AND a.error_kind = $5)`
 
 // cutOff is the error message of an attempt a crash cut off.
 const cutOff = "the worker stopped before the outcome was recorded"
@@ -180,12 +183,13 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 // states and, when unlimitedOnly, the endpoint has no limits (Limited).
 // row is then the open row's id, for CompleteAttempts; else it is 0, nothing
 // was written, and the caller goes on from t as after Target. A first
-// attempt that publishing opened in this process (FirstAttempts) takes no
-// statement at all.
+// attempt whose target publishing handed over in this process
+// (FirstAttempts) begins with beginHanded instead.
 func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unlimitedOnly bool) (t Target, row int64, err error) {
 	if a.Attempt == 0 {
-		if t, row, ok := s.firsts.take(a.DeliveryID); ok && mayBegin(t, states, unlimitedOnly) {
-			return t, row, nil
+		if t, ok := s.firsts.take(a.DeliveryID); ok && mayBegin(t, states, unlimitedOnly) {
+			row, err := s.beginHanded(ctx, a)
+			return t, row, err
 		}
 	}
 	var out struct {
@@ -203,6 +207,29 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 	}
 	return out.Target, row, nil
 }
+
+// beginHanded opens the row of attempt a, whose target was handed over:
+// the steps of BeginAttempts for its one delivery, but that its row's
+// attempts count is raised by an update that changes no indexed column
+// (which PostgreSQL can make without new index entries), and its started
+// mark is left to the start queue or to its end.
+func (s *Store) beginHanded(ctx context.Context, a Attempt) (int64, error) {
+	var row int64
+	err := sqlx.GetContext(ctx, s.prep, &row, beginHandedSQL, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt,
+		KindInFlight, KindUnknown, cutOff)
+	if err != nil {
+		return 0, fmt.Errorf("store: begin attempt: %w", err)
+	}
+	return row, nil
+}
+
+// beginHandedSQL is beginHanded's statement.
+var beginHandedSQL = `WITH input AS (SELECT $1::text AS delivery_id),
+	` + closeOpenSQL + `,
+	counted AS (UPDATE deliveries d SET attempts = $2 + 1 FROM input i
+		WHERE d.id = i.delivery_id AND d.attempts < $2 + 1),
+	opened AS (` + insertOpenSQL + ` RETURNING id)
+	SELECT id FROM opened`
 
 // beginTargetSQL is BeginTarget's statement: the target (t), and, if it may
 // begin (states $8, unlimitedOnly $9), the steps of BeginAttempts for its one

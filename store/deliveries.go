@@ -25,9 +25,9 @@ var (
 // SET list giving it status and reason (SQL expressions), no next attempt,
 // and finishedAt; each statement applies it only to a row whose status is
 // not final yet (finalSQL). An ended delivery has no workflow left to
-// start: it is marked started too, so that a first attempt that publishing
-// opened (FirstAttempts) and that delivered it leaves MarkStarted nothing
-// to write.
+// start: it is marked started too, so that a first attempt begun from a
+// target handed over (FirstAttempts), which does not mark it, and that
+// delivered it leaves MarkStarted nothing to write.
 func endSQL(status, reason, finishedAt string) string {
 	return `status = ` + status + `, final_reason = ` + reason + `, next_attempt_at = NULL,
 		finished_at = ` + finishedAt + `, started = true, updated_at = now()`

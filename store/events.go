@@ -65,8 +65,9 @@ type Delivery struct {
 	// Subscription is the delivery's subscription as publishing matched
 	// it, carried in memory to its workflow's start; nil when not loaded.
 	Subscription *Subscription `db:"-" json:"-"`
-	// first is its first attempt, when publishing opens it (FirstAttempts).
-	first *opened
+	// first is the target of its first attempt, when publishing hands it
+	// over (FirstAttempts).
+	first *Target
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
@@ -90,9 +91,8 @@ type PublishResult struct {
 // its deliveries inserted in one statement. Only when an ordered
 // subscription matches does it take a transaction, to number the deliveries
 // in their sequences (sequence) as they are inserted. With FirstAttempts
-// shared (ShareFirstAttempts), the same statement opens the first attempt of
-// each delivery that may go at once, which Publish hands over to the worker
-// of this process.
+// shared (ShareFirstAttempts), it hands the target of each delivery whose
+// first attempt may go at once over to the worker of this process.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 	newEvent(&ev)
 	ds, err := fanOut(ctx, s.prep, ev)
@@ -150,25 +150,24 @@ func insertPublished(ctx context.Context, q sqlx.QueryerContext, ev Event, ds []
 }
 
 // insertEvent inserts ev and its deliveries ds in one statement, filling in
-// their times, and opens the first attempt of those that carry one (first):
-// none of them when ev's id was published before (false).
+// their times: none of them when ev's id was published before (false).
+// When any delivery is handed over (first), ev's body and extensions become
+// those stored, for its attempt to send.
 func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Delivery) (bool, error) {
 	f := ev.Fields
 	if len(f.Extensions) == 0 {
 		f.Extensions = RawJSON("{}")
 	}
 	var row struct {
-		OccurredAt time.Time      `db:"occurred_at"`
-		CreatedAt  time.Time      `db:"created_at"`
-		Deliveries sql.NullTime   `db:"deliveries_created_at"`
-		Updated    sql.NullTime   `db:"deliveries_updated_at"`
-		OpenedIDs  pq.StringArray `db:"opened_ids"`
-		OpenedRows pq.Int64Array  `db:"opened_rows"`
-		Data       RawJSON        `db:"stored_data"`
-		Extensions RawJSON        `db:"stored_extensions"`
+		OccurredAt time.Time    `db:"occurred_at"`
+		CreatedAt  time.Time    `db:"created_at"`
+		Deliveries sql.NullTime `db:"deliveries_created_at"`
+		Updated    sql.NullTime `db:"deliveries_updated_at"`
+		Data       RawJSON      `db:"stored_data"`
+		Extensions RawJSON      `db:"stored_extensions"`
 	}
 	args := append(deliveryArgs(ds), ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data,
-		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions, ev.OrderingKey, KindInFlight)
+		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions, ev.OrderingKey, anyFirst(ds))
 	err := sqlx.GetContext(ctx, q, &row, insertEventSQL, args...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
@@ -178,36 +177,29 @@ func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Del
 	}
 	ev.OccurredAt, ev.CreatedAt = row.OccurredAt, row.CreatedAt
 	insertedTimes{CreatedAt: row.Deliveries, UpdatedAt: row.Updated}.fill(ds)
-	if len(row.OpenedIDs) > 0 { // the attempts send the event as stored
+	if row.Data != nil {
 		ev.Data, ev.Fields.Extensions = row.Data, row.Extensions
-		openedRows(ds, row.OpenedIDs, row.OpenedRows)
 	}
 	return true, nil
 }
 
-// insertEventSQL is insertEvent's statement: the event (ev), its deliveries
-// (ins, deliveryArgs $1 to $15) and the first attempts opened (opened, an
-// attempts row in flight, $28, for each delivery inserted with one attempt),
-// as BeginTarget opens one, with the event's body and extensions as stored
-// when it opened any, for them to send.
+// insertEventSQL is insertEvent's statement: the event (ev) and its
+// deliveries (ins, deliveryArgs $1 to $14), and the event's body and
+// extensions as stored when $27.
 const insertEventSQL = `WITH ev AS (INSERT INTO events
 		(id, account_id, external_id, type, subject, data, occurred_at,
 		 data_version, source, data_content_type, extensions, ordering_key)
-		VALUES ($16, $17, $18, $19, $20, $21, COALESCE($22, now()), $23, $24, $25, $26, NULLIF($27, ''))
+		VALUES ($15, $16, $17, $18, $19, $20, COALESCE($21, now()), $22, $23, $24, $25, NULLIF($26, ''))
 		ON CONFLICT (account_id, external_id) DO NOTHING
 		RETURNING occurred_at, created_at, data, extensions),
 	ins AS (` + insertDeliveriesSQL + ` WHERE EXISTS (SELECT 1 FROM ev)
-		RETURNING id, attempts, created_at, updated_at),
-	opened AS (INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
-		SELECT id, 0, 0, created_at, created_at, 0, $28, false FROM ins WHERE attempts > 0
-		RETURNING id, delivery_id)
+		RETURNING created_at, updated_at)
 	SELECT ev.occurred_at, ev.created_at,
 		(SELECT created_at FROM ins LIMIT 1) AS deliveries_created_at,
 		(SELECT updated_at FROM ins LIMIT 1) AS deliveries_updated_at,
-		o.opened_ids, o.opened_rows,
-		CASE WHEN o.opened_ids IS NOT NULL THEN ev.data END AS stored_data,
-		CASE WHEN o.opened_ids IS NOT NULL THEN ev.extensions END AS stored_extensions
-	FROM ev, (SELECT array_agg(delivery_id) AS opened_ids, array_agg(id) AS opened_rows FROM opened) o`
+		CASE WHEN $27 THEN ev.data END AS stored_data,
+		CASE WHEN $27 THEN ev.extensions END AS stored_extensions
+	FROM ev`
 
 func nullTime(t time.Time) *time.Time {
 	if t.IsZero() {
@@ -220,7 +212,7 @@ func nullTime(t time.Time) *time.Time {
 // subscription order (none inserted yet), each carrying its subscription;
 // those to ordered subscriptions carry ev's ordering key, to be numbered
 // (sequence), and those whose first attempt may go at once (opensAtOnce)
-// the target it would have, for Publish to open it.
+// the target it would have, for Publish to hand over.
 func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, error) {
 	var matched []struct {
 		Subscription
@@ -252,7 +244,8 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 			d.OrderingKey = &ev.OrderingKey // numbered by sequence before it is inserted
 		}
 		if opensAtOnce(sub, m.Queue, m.State, m.Limits) {
-			d.first = &opened{t: subscriptionTarget(sub, m.State, m.Limits, m.PreviousValid)}
+			t := subscriptionTarget(sub, m.State, m.Limits, m.PreviousValid)
+			d.first = &t
 		}
 		out = append(out, d)
 	}

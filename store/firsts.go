@@ -12,29 +12,28 @@ import (
 // Bounds of a FirstAttempts.
 const (
 	// firstAttemptsBytes bounds the event bodies FirstAttempts holds; a
-	// publish that finds no room opens no first attempt.
+	// publish that finds no room hands nothing over.
 	firstAttemptsBytes = 64 << 20
-	// firstAttemptTTL is how long an opened first attempt waits to be
-	// taken before it is dropped.
+	// firstAttemptTTL is how long a target handed over waits to be taken
+	// before it is dropped.
 	firstAttemptTTL = 10 * time.Minute
 	// firstAttemptOverhead is what an entry costs beside its event's body.
 	firstAttemptOverhead = 1024
 )
 
-// FirstAttempts hands the first attempts that publishing opened to the
+// FirstAttempts hands the targets of first attempts from publishing to the
 // worker of the same process that makes them. A publish (Publish) of a
-// delivery whose first attempt may go at once writes its attempts row in
-// the statement that stores the event, before its workflow starts; the
-// attempt then finds its target and row here (BeginTarget) and makes no
-// round trip to PostgreSQL before its request. The row is still written
-// before the request, committed with the event.
+// delivery whose first attempt may go at once keeps what that attempt needs
+// (its Target, as PostgreSQL would give it) here; the attempt, made by the
+// worker that eager start gives the workflow task, takes it (BeginTarget)
+// and opens its attempts row, before its request as always, with a
+// statement that neither reads the target nor rewrites the delivery's row.
 //
-// An entry not taken in time (its workflow's first task went to another
+// A target not taken in time (the workflow's first task went to another
 // process, or waited longer than firstAttemptTTL) is dropped: the attempt,
-// wherever it runs, then begins as any other (BeginTarget), closing the
-// row it cannot know was never sent as cut off, as after a crash. One
-// FirstAttempts is shared by the stores of a process's API and worker
-// (Store.ShareFirstAttempts); the zero value is not usable (NewFirstAttempts).
+// wherever it runs, begins as any other. One FirstAttempts is shared by the
+// stores of a process's API and worker (Store.ShareFirstAttempts); the zero
+// value is not usable (NewFirstAttempts).
 type FirstAttempts struct {
 	mu    sync.Mutex
 	byID  map[string]firstAttempt
@@ -45,10 +44,9 @@ type FirstAttempts struct {
 	now   func() time.Time
 }
 
-// firstAttempt is one opened first attempt.
+// firstAttempt is one target handed over.
 type firstAttempt struct {
 	t     Target
-	row   int64
 	at    time.Time
 	bytes int
 }
@@ -77,19 +75,18 @@ func (f *FirstAttempts) release(n int) {
 	f.bytes -= n
 }
 
-// put holds the opened first attempt row of t's delivery, whose n bytes were
-// reserved.
-func (f *FirstAttempts) put(t Target, row int64, n int) {
+// put holds t, whose n bytes were reserved.
+func (f *FirstAttempts) put(t Target, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.byID[t.DeliveryID] = firstAttempt{t: t, row: row, at: f.now(), bytes: n}
+	f.byID[t.DeliveryID] = firstAttempt{t: t, at: f.now(), bytes: n}
 	f.order = append(f.order, t.DeliveryID)
 }
 
-// take removes and returns the opened first attempt of delivery id.
-func (f *FirstAttempts) take(id string) (Target, int64, bool) {
+// take removes and returns the target handed over for delivery id.
+func (f *FirstAttempts) take(id string) (Target, bool) {
 	if f == nil {
-		return Target{}, 0, false
+		return Target{}, false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -99,7 +96,7 @@ func (f *FirstAttempts) take(id string) (Target, int64, bool) {
 		f.bytes -= fa.bytes
 	}
 	f.expire()
-	return fa.t, fa.row, ok
+	return fa.t, ok
 }
 
 // expire drops the entries put longer than ttl ago, and forgets the ids at
@@ -119,15 +116,15 @@ func (f *FirstAttempts) expire() {
 	}
 }
 
-// Len is the number of opened first attempts waiting to be taken.
+// Len is the number of targets waiting to be taken.
 func (f *FirstAttempts) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.byID)
 }
 
-// ShareFirstAttempts makes s open the first attempts of the deliveries it
-// publishes and hand them over through f, and take them there when it
+// ShareFirstAttempts makes s hand the targets of the first attempts of the
+// deliveries it publishes over through f, and take them there when it
 // begins one: give the same f to the stores of a process's API and of the
 // worker that eagerly starts its deliveries, and to no other.
 func (s *Store) ShareFirstAttempts(f *FirstAttempts) { s.firsts = f }
@@ -151,13 +148,6 @@ func mayBegin(t Target, states []string, unlimitedOnly bool) bool {
 	return slices.Contains(states, t.EndpointState) && (!unlimitedOnly || !t.Limited())
 }
 
-// opened is a first attempt that publishing opens: its target, and its
-// attempts row once inserted.
-type opened struct {
-	t   Target
-	row int64
-}
-
 // subscriptionTarget is the part of a Target that a delivery's
 // subscription sub and its endpoint (in state, with limits l) give; the
 // previous signing secret is sub's while previousValid (by the database's
@@ -174,59 +164,51 @@ func subscriptionTarget(sub Subscription, state string, l Limits, previousValid 
 	return t
 }
 
-// keepFirsts keeps the first attempts of ds that f has room for (all of
-// them, or none), to be opened as they are inserted; it clears them for a
-// nil f. It returns the bytes reserved.
-func keepFirsts(f *FirstAttempts, ev Event, ds []Delivery) int {
-	n := 0
+// reservation is the room a publish reserved: each bytes for every one of
+// n targets.
+type reservation struct{ each, n int }
+
+// keepFirsts keeps the targets of ds that f has room for (all of them, or
+// none), to be handed over once published; it clears them for a nil f.
+func keepFirsts(f *FirstAttempts, ev Event, ds []Delivery) reservation {
+	r := reservation{each: len(ev.Data) + len(ev.Fields.Extensions) + firstAttemptOverhead}
 	for _, d := range ds {
 		if d.first != nil {
-			n += len(ev.Data) + len(ev.Fields.Extensions) + firstAttemptOverhead
+			r.n++
 		}
 	}
-	if n > 0 && f != nil && f.reserve(n) {
-		return n
+	if r.n > 0 && f != nil && f.reserve(r.each*r.n) {
+		return r
 	}
 	for i := range ds {
 		ds[i].first = nil
 	}
-	return 0
+	return reservation{}
 }
 
-// openedRows gives the deliveries of ds whose first attempt was opened
-// their rows: rows[i] is ids[i]'s.
-func openedRows(ds []Delivery, ids []string, rows []int64) {
-	for i := range ds {
-		if ds[i].first == nil {
-			continue
-		}
-		ds[i].Attempts = 1
-		if j := slices.Index(ids, ds[i].ID); j >= 0 {
-			ds[i].first.row = rows[j]
-		}
-	}
+// anyFirst reports whether any of ds is to be handed over.
+func anyFirst(ds []Delivery) bool {
+	return slices.ContainsFunc(ds, func(d Delivery) bool { return d.first != nil })
 }
 
-// handOver holds the first attempts that a publish opened, once it
-// succeeded (err nil) and stored res, and gives back what reserved held for
-// the rest.
-func (f *FirstAttempts) handOver(res PublishResult, reserved int, err error) {
-	if reserved == 0 {
+// handOver holds the targets of the deliveries a publish stored (res),
+// once it succeeded (err nil), and gives back the room r held for the rest.
+func (f *FirstAttempts) handOver(res PublishResult, r reservation, err error) {
+	if r.n == 0 {
 		return
 	}
 	ev := res.Event
 	for _, d := range res.Deliveries {
-		if err != nil || d.first == nil || d.first.row == 0 {
+		if err != nil || d.first == nil || r.n == 0 {
 			continue
 		}
-		t := d.first.t
+		t := *d.first
 		t.DeliveryID, t.CreatedAt = d.ID, d.CreatedAt
 		t.EventID, t.ExternalID, t.EventType, t.Subject, t.Data = ev.ID, ev.ExternalID, ev.Type, ev.Subject, ev.Data
 		t.OccurredAt, t.DataVersion, t.Source = ev.OccurredAt, ev.Fields.DataVersion, ev.Fields.Source
 		t.DataContentType, t.Extensions = ev.Fields.DataContentType, ev.Fields.Extensions
-		n := len(ev.Data) + len(ev.Fields.Extensions) + firstAttemptOverhead
-		f.put(t, d.first.row, n)
-		reserved -= n
+		f.put(t, r.each)
+		r.n--
 	}
-	f.release(reserved)
+	f.release(r.each * r.n)
 }
