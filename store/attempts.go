@@ -57,13 +57,17 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	return t, nil
 }
 
+// previousSecretSQL is the previous signing secret of the subscription s
+// while its overlap lasts (by the database's clock, which set its end),
+// else ”.
+const previousSecretSQL = `CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END`
+
 // targetCols and targetFrom are the columns and joins of a Target.
 const (
 	targetCols = `d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
 			s.account_id, s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
-			CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END
-				AS previous_signing_secret,
+			` + previousSecretSQL + ` AS previous_signing_secret,
 			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at,
 			` + limitCols
 	targetFrom = `FROM deliveries d

@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -217,13 +215,13 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 	var matched []struct {
 		Subscription
 		Limits
-		State         string `db:"state"`
-		Queue         bool   `db:"queue"`
-		PreviousValid bool   `db:"previous_valid"`
+		State          string `db:"state"`
+		Queue          bool   `db:"queue"`
+		PreviousSecret string `db:"previous_secret"`
 	}
-	err := sqlx.SelectContext(ctx, q, &matched, `SELECT `+matchedCols+`, p.state, `+limitCols+`,
+	err := sqlx.SelectContext(ctx, q, &matched, `SELECT `+prefixed("s", subscriptionCols)+`, p.state, `+limitCols+`,
 			(NOT s.active OR a.mode = 'queue') AS queue,
-			COALESCE(s.previous_secret_expires_at > now(), false) AS previous_valid
+			`+previousSecretSQL+` AS previous_secret
 		FROM subscriptions s JOIN accounts a ON a.id = s.account_id JOIN endpoints p ON p.id = s.endpoint_id
 		WHERE s.account_id = $1 AND s.deleted_at IS NULL
 		  AND (cardinality(s.event_types) = 0 OR $2 = ANY(s.event_types) OR '*' = ANY(s.event_types))
@@ -244,21 +242,12 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 			d.OrderingKey = &ev.OrderingKey // numbered by sequence before it is inserted
 		}
 		if opensAtOnce(sub, m.Queue, m.State, m.Limits) {
-			t := subscriptionTarget(sub, m.State, m.Limits, m.PreviousValid)
+			t := subscriptionTarget(sub, m.State, m.Limits, m.PreviousSecret)
 			d.first = &t
 		}
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-// matchedCols are subscriptionCols, of the subscription s.
-var matchedCols = prefixCols("s", subscriptionCols)
-
-// prefixCols is the list of columns cols, each of table.
-func prefixCols(table, cols string) string {
-	names := strings.FieldsFunc(cols, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-	return table + "." + strings.Join(names, ", "+table+".")
 }
 
 func loadPublished(ctx context.Context, q sqlx.QueryerContext, account, externalID string, res *PublishResult) error {

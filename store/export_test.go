@@ -15,3 +15,10 @@ func CountPrepares(st *Store, n *atomic.Int64) {
 		return prepare(ctx, query)
 	}
 }
+
+// Len is the number of targets waiting to be taken.
+func (f *FirstAttempts) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.byID)
+}

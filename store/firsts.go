@@ -116,13 +116,6 @@ func (f *FirstAttempts) expire() {
 	}
 }
 
-// Len is the number of targets waiting to be taken.
-func (f *FirstAttempts) Len() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.byID)
-}
-
 // ShareFirstAttempts makes s hand the targets of the first attempts of the
 // deliveries it publishes over through f, and take them there when it
 // begins one: give the same f to the stores of a process's API and of the
@@ -149,19 +142,15 @@ func mayBegin(t Target, states []string, unlimitedOnly bool) bool {
 }
 
 // subscriptionTarget is the part of a Target that a delivery's
-// subscription sub and its endpoint (in state, with limits l) give; the
-// previous signing secret is sub's while previousValid (by the database's
-// clock).
-func subscriptionTarget(sub Subscription, state string, l Limits, previousValid bool) Target {
-	t := Target{
+// subscription sub and its endpoint (in state, with limits l) give, with
+// previous, sub's previous signing secret as it signs now
+// (previousSecretSQL).
+func subscriptionTarget(sub Subscription, state string, l Limits, previous string) Target {
+	return Target{
 		SubscriptionID: sub.ID, AccountID: sub.AccountID, SubscriptionName: sub.Name, Options: sub.Options,
 		URL: sub.URL, EndpointID: sub.EndpointID, EndpointState: state, SigningSecret: sub.SigningSecret,
-		Limits: l, Status: policies.StatusPending,
+		PreviousSigningSecret: previous, Limits: l, Status: policies.StatusPending,
 	}
-	if previousValid {
-		t.PreviousSigningSecret = sub.PreviousSigningSecret
-	}
-	return t
 }
 
 // reservation is the room a publish reserved: each bytes for every one of
@@ -197,9 +186,12 @@ func (f *FirstAttempts) handOver(res PublishResult, r reservation, err error) {
 	if r.n == 0 {
 		return
 	}
+	if err != nil {
+		res.Deliveries = nil
+	}
 	ev := res.Event
 	for _, d := range res.Deliveries {
-		if err != nil || d.first == nil || r.n == 0 {
+		if d.first == nil || r.n == 0 {
 			continue
 		}
 		t := *d.first

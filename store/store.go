@@ -40,8 +40,8 @@ type Store struct {
 	db *sqlx.DB
 	// prep runs the delivery path's statements prepared.
 	prep *prepared
-	// firsts hands first attempts opened by publishing over to this
-	// process's worker (ShareFirstAttempts); nil opens none.
+	// firsts hands the targets of first attempts from publishing over to
+	// this process's worker (ShareFirstAttempts); nil hands none over.
 	firsts *FirstAttempts
 }
 

@@ -122,7 +122,8 @@ func (a *app) api(ctx context.Context) error {
 		// which makes their first attempt (worker.Options.MainQueueOnly).
 		opts := a.workerOptions(false)
 		opts.MainQueueOnly, opts.SweepInterval = true, 0
-		// Its publishes open the first attempts it makes (store.FirstAttempts).
+		// Its publishes hand the first attempts' targets over to it
+		// (store.FirstAttempts).
 		st.ShareFirstAttempts(store.NewFirstAttempts())
 		stop, err := worker.Start(ctx, c, st, a.logger, opts)
 		if err != nil {

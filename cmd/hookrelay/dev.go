@@ -52,8 +52,8 @@ func (a *app) dev(ctx context.Context) error {
 		return err
 	}
 	defer apiStore.Close()
-	// The API's publishes open the first attempts this process's worker
-	// makes (store.FirstAttempts).
+	// The API's publishes hand the first attempts' targets over to this
+	// process's worker (store.FirstAttempts).
 	firsts := store.NewFirstAttempts()
 	st.ShareFirstAttempts(firsts)
 	apiStore.ShareFirstAttempts(firsts)
