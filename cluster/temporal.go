@@ -69,8 +69,11 @@ func (c *Cluster) databaseExists(ctx context.Context, db string) bool {
 }
 
 // serverConfig is one Temporal process's configuration: PostgreSQL
-// persistence (each process's pools up to 20 connections to the main store
-// and 10 to visibility), Shards history shards, every service's ports on loopback (the
+// persistence through the postgres12_pgx plugin, which prepares each
+// statement once per connection (one round trip per statement, none parsed
+// again; lib/pq's postgres12 makes two and parses every time), with each
+// process's pools up to 20 connections to the main store and 10 to
+// visibility; Shards history shards; every service's ports on loopback (the
 // process runs one of them; the others find it, and it finds them, through
 // the membership table in PostgreSQL, each by its gRPC and membership port).
 var serverConfig = template.Must(template.New("temporal.yaml").Parse(`log:
@@ -84,7 +87,7 @@ persistence:
 {{- range $name, $db := .Stores}}
     {{$name}}:
       sql:
-        pluginName: postgres12
+        pluginName: postgres12_pgx
         databaseName: {{index $db 0}}
         connectAddr: "127.0.0.1:{{$.PGPort}}"
         connectProtocol: tcp
