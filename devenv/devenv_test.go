@@ -293,7 +293,7 @@ func TestTemporalArgs(t *testing.T) {
 		" --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false" +
 		" --dynamic-config-value history.visibilityProcessorSchedulerWorkerCount=2" +
 		" --ui-port 8233 --db-filename /data/t.db" +
-		" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal --namespace hookrelay" +
+		" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal --sqlite-pragma wal_autocheckpoint=10000 --namespace hookrelay" +
 		" --search-attribute Attempts=Int --search-attribute EndpointId=Keyword"
 	if got != want {
 		t.Errorf("args:\n got %s\nwant %s", got, want)

@@ -8,15 +8,23 @@ package devenv
 // write-ahead log and synchronous=NORMAL a commit is an append to the log,
 // synced only at checkpoints (BENCHMARKS.md has the figures).
 //
+// wal_autocheckpoint=10000 checkpoints the log every 10,000 pages (40 MB)
+// rather than SQLite's 1,000: each checkpoint copies the pages back into the
+// database file and syncs it, and the dev server rewrites the same index
+// pages for every workflow, so with the default it synced its file several
+// times a second at 20 deliveries a second, and PostgreSQL's commits (which
+// sync every time) waited behind those syncs for up to 0.9 s. With 10,000 a
+// hot page is written back once per checkpoint (docs/operations.md).
+//
 // The durability trade-off (docs/operations.md#the-dev-servers-sqlite-runs-in-wal-mode): the database
 // stays consistent whatever happens, and nothing is lost when a process
 // crashes or is killed; a power failure or kernel crash can lose the
-// transactions committed since the last checkpoint (up to about a second of
-// workflow progress). Deliveries stored in PostgreSQL are never lost: the
-// sweeper starts again any whose workflow is gone, and a delivery whose
-// progress is rolled back makes its attempt again (receivers deduplicate on
-// Webhook-Id).
-var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
+// transactions logged since the last checkpoint (at most 40 MB of log, a few
+// seconds of workflow progress). Deliveries stored in PostgreSQL are never
+// lost: the sweeper starts again any whose workflow is gone, and a delivery
+// whose progress is rolled back makes its attempt again (receivers
+// deduplicate on Webhook-Id).
+var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal", "wal_autocheckpoint=10000"}
 
 // sqliteArgs are the dev server's flags for its SQLite file, none for an
 // in-memory server.
