@@ -9,12 +9,10 @@ package devenv
 // synced only at checkpoints (BENCHMARKS.md has the figures).
 //
 // wal_autocheckpoint=10000 checkpoints the log every 10,000 pages (40 MB)
-// rather than SQLite's 1,000: each checkpoint copies the pages back into the
+// rather than SQLite's 1,000. Each checkpoint copies pages back into the
 // database file and syncs it, and the dev server rewrites the same index
-// pages for every workflow, so with the default it synced its file several
-// times a second at 20 deliveries a second, and PostgreSQL's commits (which
-// sync every time) waited behind those syncs for up to 0.9 s. With 10,000 a
-// hot page is written back once per checkpoint (docs/operations.md).
+// pages for every workflow, so fewer checkpoints write and sync less; what
+// that measured, and what it did not change, is in docs/operations.md.
 //
 // The durability trade-off (docs/operations.md#the-dev-servers-sqlite-runs-in-wal-mode): the database
 // stays consistent whatever happens, and nothing is lost when a process

@@ -59,7 +59,7 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 
 // previousSecretSQL is the previous signing secret of the subscription s
 // while its overlap lasts (by the database's clock, which set its end),
-// else ”.
+// else the empty string.
 const previousSecretSQL = `CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END`
 
 // targetCols and targetFrom are the columns and joins of a Target.

@@ -186,11 +186,11 @@ func (f *FirstAttempts) handOver(res PublishResult, r reservation, err error) {
 	if r.n == 0 {
 		return
 	}
+	ds, ev := res.Deliveries, res.Event
 	if err != nil {
-		res.Deliveries = nil
+		ds = nil // nothing stored: every reservation goes back
 	}
-	ev := res.Event
-	for _, d := range res.Deliveries {
+	for _, d := range ds {
 		if d.first == nil || r.n == 0 {
 			continue
 		}
