@@ -59,7 +59,9 @@ func logSize(path string) int64 {
 }
 
 // logTail returns the last n lines written to the file at path after offset
-// from, for error messages.
+// from, for error messages. A Go program that panicked prints the reason
+// first and its goroutines' stacks after it, so when the reason is not among
+// those lines it comes first, followed by "...".
 func logTail(path string, from int64, n int) string {
 	data, err := os.ReadFile(path)
 	if err != nil || int64(len(data)) < from {
@@ -67,8 +69,23 @@ func logTail(path string, from int64, n int) string {
 	}
 	data = data[from:]
 	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	if len(lines) <= n {
+		return string(bytes.Join(lines, []byte("\n")))
 	}
-	return string(bytes.Join(lines, []byte("\n")))
+	tail := lines[len(lines)-n:]
+	if i := panicLine(lines); i >= 0 && i < len(lines)-n {
+		tail = append([][]byte{lines[i], []byte("...")}, tail...)
+	}
+	return string(bytes.Join(tail, []byte("\n")))
+}
+
+// panicLine is the index of the first line that states why a Go program
+// stopped ("panic: ..." or "fatal error: ..."), -1 if none does.
+func panicLine(lines [][]byte) int {
+	for i, l := range lines {
+		if bytes.HasPrefix(l, []byte("panic: ")) || bytes.HasPrefix(l, []byte("fatal error: ")) {
+			return i
+		}
+	}
+	return -1
 }
