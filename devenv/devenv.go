@@ -69,17 +69,18 @@ func logTail(path string, from int64, n int) string {
 	}
 	data = data[from:]
 	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) <= n {
-		return string(bytes.Join(lines, []byte("\n")))
+	if len(lines) > n {
+		cut := len(lines) - n
+		if i := panicLine(lines[:cut]); i >= 0 {
+			lines = append([][]byte{lines[i], []byte("...")}, lines[cut:]...)
+		} else {
+			lines = lines[cut:]
+		}
 	}
-	tail := lines[len(lines)-n:]
-	if i := panicLine(lines); i >= 0 && i < len(lines)-n {
-		tail = append([][]byte{lines[i], []byte("...")}, tail...)
-	}
-	return string(bytes.Join(tail, []byte("\n")))
+	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// panicLine is the index of the first line that states why a Go program
+// panicLine is the index of the first of lines that states why a Go program
 // stopped ("panic: ..." or "fatal error: ..."), -1 if none does.
 func panicLine(lines [][]byte) int {
 	for i, l := range lines {
