@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // ErrNotInstalled is wrapped by the errors returned when a server binary
@@ -71,7 +72,7 @@ func logTail(path string, from int64, n int) string {
 	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
 	if len(lines) > n {
 		cut := len(lines) - n
-		if i := panicLine(lines[:cut]); i >= 0 {
+		if i := slices.IndexFunc(lines[:cut], statesReason); i >= 0 {
 			lines = append([][]byte{lines[i], []byte("...")}, lines[cut:]...)
 		} else {
 			lines = lines[cut:]
@@ -80,13 +81,8 @@ func logTail(path string, from int64, n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// panicLine is the index of the first of lines that states why a Go program
-// stopped ("panic: ..." or "fatal error: ..."), -1 if none does.
-func panicLine(lines [][]byte) int {
-	for i, l := range lines {
-		if bytes.HasPrefix(l, []byte("panic: ")) || bytes.HasPrefix(l, []byte("fatal error: ")) {
-			return i
-		}
-	}
-	return -1
+// statesReason tells whether line states why a Go program stopped
+// ("panic: ..." or "fatal error: ...").
+func statesReason(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("panic: ")) || bytes.HasPrefix(line, []byte("fatal error: "))
 }
