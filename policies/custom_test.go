@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hookrelay/hookrelay/testenv/durations"
 )
 
 // TestCustomKinds drives each custom kind through Next (docs/policies.md#custom-policies:
@@ -20,21 +22,21 @@ func TestCustomKinds(t *testing.T) {
 		maxAttempts int
 	}{
 		{"fixed interval, 10 attempts by default", Custom{Kind: Fixed, IntervalSeconds: 30},
-			Overrides{}, repeat(30*time.Second, 9), 10},
+			Overrides{}, durations.Repeat(30*time.Second, 9), 10},
 		{"exponential base 1 s, factor 2, cap 10 s", Custom{Kind: Exponential, BaseSeconds: 1, Factor: 2, CapSeconds: 10},
-			Overrides{MaxAttempts: ptr(7)}, secList(1, 2, 4, 8, 10, 10), 7},
+			Overrides{MaxAttempts: ptr(7)}, durations.List(1, 2, 4, 8, 10, 10), 7},
 		{"exponential factor 1.5 without cap", Custom{Kind: Exponential, BaseSeconds: 2, Factor: 1.5},
-			Overrides{MaxAttempts: ptr(4)}, secList(2, 3, 4.5), 4},
+			Overrides{MaxAttempts: ptr(4)}, durations.List(2, 3, 4.5), 4},
 		{"gaps of 0.5 s, len+1 attempts", Custom{Kind: Gaps, Seconds: []float64{0.5, 0.5, 1}},
-			Overrides{}, secList(0.5, 0.5, 1), 4},
+			Overrides{}, durations.List(0.5, 0.5, 1), 4},
 		{"gaps with the last repeated, 10 attempts by default", Custom{Kind: Gaps, Seconds: []float64{0.5, 2}, RepeatLast: true},
-			Overrides{}, append(secList(0.5), repeat(2*time.Second, 8)...), 10},
+			Overrides{}, append(durations.List(0.5), durations.Repeat(2*time.Second, 8)...), 10},
 		{"offsets from the first failure", Custom{Kind: Offsets, Seconds: []float64{1, 5, 60}},
-			Overrides{}, secList(1, 4, 55), 4},
+			Overrides{}, durations.List(1, 4, 55), 4},
 		{"offsets cut by max attempts", Custom{Kind: Offsets, Seconds: []float64{1, 5, 60}},
-			Overrides{MaxAttempts: ptr(2)}, secList(1), 2},
+			Overrides{MaxAttempts: ptr(2)}, durations.List(1), 2},
 		{"TTL ends a fixed schedule", Custom{Kind: Fixed, IntervalSeconds: 0.5},
-			Overrides{TTLSeconds: ptr(2)}, repeat(500*time.Millisecond, 4), 10},
+			Overrides{TTLSeconds: ptr(2)}, durations.Repeat(500*time.Millisecond, 4), 10},
 	}
 	for _, c := range cases {
 		o := c.o

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hookrelay/hookrelay/testenv/durations"
 )
 
 // TestResolveRejects: every out-of-range override is a *FieldError on its
@@ -80,7 +82,7 @@ func TestResolveExtendsFormulas(t *testing.T) {
 	t.Parallel()
 	sap := mustResolve(t, NameSAP, Overrides{MaxAttempts: ptr(10)})
 	offsets, stop := simulate(t, sap, 0)
-	want := secList(8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 134217728)
+	want := durations.List(8, 64, 512, 4096, 32768, 262144, 2097152, 16777216, 134217728)
 	if !slices.Equal(offsets, want) || stop != MaxAttemptsExceeded {
 		t.Errorf("docs/policies.md#sap: got %v %q, want %v", offsets, stop, want)
 	}
@@ -88,7 +90,7 @@ func TestResolveExtendsFormulas(t *testing.T) {
 		t.Errorf("docs/policies.md#sap: a 9th retry after about 4 years, got %.2f", years)
 	}
 	wf := mustResolve(t, NameWorkfront, Overrides{MaxAttempts: ptr(13)})
-	if offsets, _ := simulate(t, wf, 0); len(offsets) != 12 || offsets[11] != secs(4095*84.8) {
+	if offsets, _ := simulate(t, wf, 0); len(offsets) != 12 || offsets[11] != durations.Secs(4095*84.8) {
 		t.Errorf("docs/policies.md#workfront: retry 12 at 4095 * 84.8 s, got %v", offsets)
 	}
 	if got := mustResolve(t, NameSAP, Overrides{MaxAttempts: ptr(3)}); len(got.Rows()) != 3 {
@@ -170,7 +172,7 @@ func TestOverridesJSON(t *testing.T) {
 		t.Errorf("docs/policies.md#eventgrid retryPolicy: got %+v", p)
 	}
 	offsets, _ := simulate(t, p, 7)
-	if want := secList(10, 40, 100, 400); !slices.Equal(offsets, want) {
+	if want := durations.List(10, 40, 100, 400); !slices.Equal(offsets, want) {
 		t.Errorf("docs/policies.md#eventgrid: 5 attempts without jitter, got %v want %v", offsets, want)
 	}
 }

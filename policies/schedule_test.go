@@ -3,6 +3,8 @@ package policies
 import (
 	"testing"
 	"time"
+
+	"github.com/hookrelay/hookrelay/testenv/durations"
 )
 
 // TestClassify maps status codes to verdicts (docs/policies.md#terms: success is
@@ -57,7 +59,7 @@ func TestNextMeasuresFromTheRightOrigin(t *testing.T) {
 		want time.Time
 		stop Stop
 	}{
-		{"§workfront: retry 3 at 593.6 s after the first failure", Workfront(), first.Add(secs(593.6)), NoStop},
+		{"§workfront: retry 3 at 593.6 s after the first failure", Workfront(), first.Add(durations.Secs(593.6)), NoStop},
 		{"§eventgrid-edge: 10 min after any later failure", EventGridEdge(), last.Add(10 * time.Minute), NoStop},
 		{"§sap: retry 3 at 512 s after the original failure, clamped to the last failure", SAP(), last, NoStop},
 	}
@@ -99,7 +101,7 @@ func TestDeadline(t *testing.T) {
 		p    Policy
 		want time.Time
 	}{
-		{"§workfront: the 48-hour limit, from the first failure", Workfront(), pr.FirstFailureAt.Add(secs(173585.6))},
+		{"§workfront: the 48-hour limit, from the first failure", Workfront(), pr.FirstFailureAt.Add(durations.Secs(173585.6))},
 		{"§workfront-legacy: 12 retries, 10 minutes apart", WorkfrontLegacy(), pr.FirstFailureAt.Add(2 * time.Hour)},
 		{"§sap: retry 5 at 32,768 s", SAP(), pr.FirstFailureAt.Add(32768 * time.Second)},
 		{"§eventgrid: 1440 min from the first attempt", EventGrid(), t0.Add(24 * time.Hour)},

@@ -2,35 +2,15 @@ package policies
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hookrelay/hookrelay/testenv/durations"
 )
 
 // t0 is the first attempt (and, failing instantly, the first failure).
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-
-// secs converts seconds to a Duration, exactly for 84.8-style decimals.
-func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
-
-// secList converts a list of seconds.
-func secList(ss ...float64) []time.Duration {
-	out := make([]time.Duration, len(ss))
-	for i, s := range ss {
-		out[i] = secs(s)
-	}
-	return out
-}
-
-// repeat is n copies of d.
-func repeat(d time.Duration, n int) []time.Duration {
-	out := make([]time.Duration, n)
-	for i := range out {
-		out[i] = d
-	}
-	return out
-}
 
 // ptr returns a pointer to v, for Overrides.
 func ptr[T any](v T) *T { return &v }
@@ -80,8 +60,8 @@ func mustResolve(t *testing.T, name string, o Overrides) Policy {
 // eventGridGaps are Event Grid's 29 nominal gaps (docs/policies.md#eventgrid):
 // 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h, then hourly.
 func eventGridGaps() []time.Duration {
-	gaps := secList(10, 30, 60, 300, 600, 1800, 3600)
-	return append(gaps, repeat(time.Hour, 22)...)
+	gaps := durations.List(10, 30, 60, 300, 600, 1800, 3600)
+	return append(gaps, durations.Repeat(time.Hour, 22)...)
 }
 
 // TestVendorSchedules lists every delay of every vendor policy, driving
@@ -89,7 +69,7 @@ func eventGridGaps() []time.Duration {
 func TestVendorSchedules(t *testing.T) {
 	t.Parallel()
 	noJitter := mustResolve(t, NameEventGrid, Overrides{JitterFraction: ptr(0.0)})
-	edgeGaps := append(secList(60), repeat(10*time.Minute, 11)...)
+	edgeGaps := append(durations.List(60), durations.Repeat(10*time.Minute, 11)...)
 	cases := []struct {
 		cite        string
 		policy      Policy
@@ -99,12 +79,12 @@ func TestVendorSchedules(t *testing.T) {
 		maxAttempts int
 	}{
 		{"docs/policies.md#workfront: retry k at (2^k-1)*84.8 s after the first failure; 12 deliveries",
-			Workfront(), secList(84.8, 254.4, 593.6, 1272, 2628.8, 5342.4, 10769.6, 21624, 43332.8, 86750.4, 173585.6),
+			Workfront(), durations.List(84.8, 254.4, 593.6, 1272, 2628.8, 5342.4, 10769.6, 21624, 43332.8, 86750.4, 173585.6),
 			nil, MaxAttemptsExceeded, 12},
 		{"docs/policies.md#workfront-legacy: every 10 minutes, at most 12 retries",
-			WorkfrontLegacy(), nil, repeat(10*time.Minute, 12), MaxAttemptsExceeded, 13},
+			WorkfrontLegacy(), nil, durations.Repeat(10*time.Minute, 12), MaxAttemptsExceeded, 13},
 		{"docs/policies.md#sap: retry x at 2^(3x) s after the original failure, 5 retries",
-			SAP(), secList(8, 64, 512, 4096, 32768), nil, MaxAttemptsExceeded, 6},
+			SAP(), durations.List(8, 64, 512, 4096, 32768), nil, MaxAttemptsExceeded, 6},
 		{"docs/policies.md#eventgrid: 10s, 30s, 1m, 5m, 10m, 30m, 1h, then hourly; 30 attempts (jitter off)",
 			noJitter, nil, eventGridGaps(), MaxAttemptsExceeded, 30},
 		{"docs/policies.md#eventgrid-edge: 1 min, then 10 min; the 7,200 s TTL cuts it after retry 12 (13 deliveries, not 30)",
@@ -194,7 +174,7 @@ func TestEventGridJitterSpread(t *testing.T) {
 	mean := sum / n
 	if len(seen) < 700 || // ms resolution: about 787 of 2001 values expected
 		lo < 9*time.Second || hi > 11*time.Second ||
-		lo > secs(9.2) || hi < secs(10.8) || mean < secs(9.8) || mean > secs(10.2) {
+		lo > durations.Secs(9.2) || hi < durations.Secs(10.8) || mean < durations.Secs(9.8) || mean > durations.Secs(10.2) {
 		t.Errorf("docs/policies.md#eventgrid: %d distinct gaps in [%v, %v], mean %v", len(seen), lo, hi, mean)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/testenv/durations"
+
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -22,31 +24,31 @@ func TestCustomPolicies(t *testing.T) {
 	}{
 		{"gaps success after two failures", `{"custom": {"kind": "gaps", "seconds": [1, 2]}}`,
 			failFirst(2, http.StatusServiceUnavailable),
-			want{status: "delivered", attempts: 3, timers: secList(1, 2)}, true},
+			want{status: "delivered", attempts: 3, timers: durations.List(1, 2)}, true},
 		{"gaps exhausted dead-lettered", `{"custom": {"kind": "gaps", "seconds": [1, 2]}}`,
 			always(http.StatusInternalServerError),
-			want{status: "dead_lettered", attempts: 3, reason: string(policies.MaxAttemptsExceeded), timers: secList(1, 2)}, true},
+			want{status: "dead_lettered", attempts: 3, reason: string(policies.MaxAttemptsExceeded), timers: durations.List(1, 2)}, true},
 		{"offsets from the first failure", `{"custom": {"kind": "offsets", "seconds": [5, 20, 60]}}`,
 			always(http.StatusInternalServerError),
-			want{status: "dead_lettered", attempts: 4, reason: string(policies.MaxAttemptsExceeded), timers: secList(5, 15, 40)}, true},
+			want{status: "dead_lettered", attempts: 4, reason: string(policies.MaxAttemptsExceeded), timers: durations.List(5, 15, 40)}, true},
 		{"fixed interval, max attempts, drop", `{"custom": {"kind": "fixed", "interval_seconds": 30}, "max_attempts": 4, "on_exhausted": "drop", "dead_lettering": false}`,
 			always(http.StatusBadGateway),
-			want{status: "dropped", attempts: 4, reason: string(policies.MaxAttemptsExceeded), timers: secList(30, 30, 30)}, true},
+			want{status: "dropped", attempts: 4, reason: string(policies.MaxAttemptsExceeded), timers: durations.List(30, 30, 30)}, true},
 		{"exponential with cap", `{"custom": {"kind": "exponential", "base_seconds": 1, "factor": 2, "cap_seconds": 5}, "max_attempts": 6}`,
 			always(http.StatusInternalServerError),
-			want{status: "dead_lettered", attempts: 6, reason: string(policies.MaxAttemptsExceeded), timers: secList(1, 2, 4, 5, 5)}, true},
+			want{status: "dead_lettered", attempts: 6, reason: string(policies.MaxAttemptsExceeded), timers: durations.List(1, 2, 4, 5, 5)}, true},
 		{"time-to-live", `{"custom": {"kind": "fixed", "interval_seconds": 10}, "ttl_seconds": 35}`,
 			always(http.StatusInternalServerError),
-			want{status: "dead_lettered", attempts: 4, reason: string(policies.TTLExceeded), timers: secList(10, 10, 10)}, true},
+			want{status: "dead_lettered", attempts: 4, reason: string(policies.TTLExceeded), timers: durations.List(10, 10, 10)}, true},
 		{"own success codes", `{"custom": {"kind": "gaps", "seconds": [1, 1]}, "success_codes": [204]}`,
 			func(n int) int { return []int{200, 202, 204}[n] },
-			want{status: "delivered", attempts: 3, timers: secList(1, 1)}, true},
+			want{status: "delivered", attempts: 3, timers: durations.List(1, 1)}, true},
 		{"dead letter code", `{"custom": {"kind": "gaps", "seconds": [1, 1]}, "dead_letter_codes": [410]}`,
 			failFirst(1, http.StatusGone),
 			want{status: "dead_lettered", attempts: 1, reason: "Undeliverable: HTTP 410", timers: []time.Duration{}}, true},
 		{"deactivate and queue", `{"custom": {"kind": "gaps", "seconds": [3]}, "on_exhausted": "deactivate_and_queue"}`,
 			always(http.StatusServiceUnavailable),
-			want{status: "queued", attempts: 2, reason: string(policies.MaxAttemptsExceeded), timers: secList(3)}, false},
+			want{status: "queued", attempts: 2, reason: string(policies.MaxAttemptsExceeded), timers: durations.List(3)}, false},
 	}
 	st := testStore(t)
 	for _, c := range cases {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/testenv/durations"
+
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -25,7 +27,7 @@ func TestEdgeTimeToLiveEndsRetries(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, "", always(http.StatusInternalServerError))
 	out := f.run(t)
-	timers := append([]time.Duration{time.Minute}, repeat(10*time.Minute, 11)...)
+	timers := append([]time.Duration{time.Minute}, durations.Repeat(10*time.Minute, 11)...)
 	f.check(t, out, want{status: "dead_lettered", attempts: 13, reason: string(policies.TTLExceeded), timers: timers})
 	if got := f.scheduledOffsets(t); !equalDurations(got, cumulative(timers)) {
 		t.Errorf("scheduled_at offsets = %v", got)
@@ -39,7 +41,7 @@ func TestEdgeMaxAttempts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, `{"max_attempts": 5}`, always(http.StatusBadGateway))
 	out := f.run(t)
-	timers := append([]time.Duration{time.Minute}, repeat(10*time.Minute, 3)...)
+	timers := append([]time.Duration{time.Minute}, durations.Repeat(10*time.Minute, 3)...)
 	f.check(t, out, want{status: "dead_lettered", attempts: 5, reason: string(policies.MaxAttemptsExceeded), timers: timers})
 }
 
@@ -50,6 +52,6 @@ func TestEdgeTimeToLiveOverride(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameEventGridEdge, `{"ttl_seconds": 3600}`, always(http.StatusInternalServerError))
 	out := f.run(t)
-	timers := append([]time.Duration{time.Minute}, repeat(10*time.Minute, 5)...)
+	timers := append([]time.Duration{time.Minute}, durations.Repeat(10*time.Minute, 5)...)
 	f.check(t, out, want{status: "dead_lettered", attempts: 7, reason: string(policies.TTLExceeded), timers: timers})
 }

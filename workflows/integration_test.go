@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/testenv/durations"
+
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -29,7 +31,7 @@ func TestDeliveryOnRealServers(t *testing.T) {
 	res := awaitDelivery(t, c, f, 2*time.Minute)
 	f.check(t, outcome{res: res}, want{status: "delivered", attempts: 3})
 	as := f.attempts(t)
-	for i, gap := range secList(1, 2) {
+	for i, gap := range durations.List(1, 2) {
 		got := as[i+1].StartedAt.Sub(as[i].StartedAt)
 		if got < gap || got > gap+time.Second {
 			t.Errorf("attempt %d started %v after attempt %d, want %v (+1 s at most)", i+1, got, i, gap)

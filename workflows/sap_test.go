@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/testenv/durations"
+
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 )
@@ -17,7 +19,7 @@ func TestSAPSuccessAfterFailure(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameSAP, "", failFirst(1, http.StatusInternalServerError))
 	out := f.run(t)
-	f.check(t, out, want{status: "delivered", attempts: 2, timers: secList(8)})
+	f.check(t, out, want{status: "delivered", attempts: 2, timers: durations.List(8)})
 	if !f.active(t) {
 		t.Error("subscription deactivated after a successful delivery")
 	}
@@ -33,8 +35,8 @@ func TestSAPExhaustedDeactivatesAndQueues(t *testing.T) {
 	f := newFixture(t, policies.NameSAP, "", always(http.StatusServiceUnavailable))
 	out := f.run(t)
 	f.check(t, out, want{status: "queued", attempts: 6, reason: string(policies.MaxAttemptsExceeded),
-		timers: secList(8, 56, 448, 3584, 28672)})
-	if got, want := f.scheduledOffsets(t), secList(0, 8, 64, 512, 4096, 32768); !equalDurations(got, want) {
+		timers: durations.List(8, 56, 448, 3584, 28672)})
+	if got, want := f.scheduledOffsets(t), durations.List(0, 8, 64, 512, 4096, 32768); !equalDurations(got, want) {
 		t.Errorf("scheduled_at offsets = %v, want %v", got, want)
 	}
 	if f.active(t) {
@@ -56,7 +58,7 @@ func TestSAPMoreRetries(t *testing.T) {
 	f := newFixture(t, policies.NameSAP, `{"max_attempts": 8}`, always(http.StatusBadGateway))
 	out := f.run(t)
 	f.check(t, out, want{status: "queued", attempts: 8, reason: string(policies.MaxAttemptsExceeded),
-		timers: secList(8, 56, 448, 3584, 28672, 229376, 1835008)})
+		timers: durations.List(8, 56, 448, 3584, 28672, 229376, 1835008)})
 	last := f.scheduledOffsets(t)[7]
 	if last != 1<<21*time.Second {
 		t.Errorf("retry 7 at %v, want 2^21 s", last)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/testenv/durations"
+
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hookrelay/hookrelay/policies"
@@ -28,8 +30,8 @@ func TestWorkfrontSuccessAfterFailures(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameWorkfront, "", failFirst(2, http.StatusServiceUnavailable))
 	out := f.run(t)
-	f.check(t, out, want{status: "delivered", attempts: 3, timers: secList(84.8, 169.6)})
-	if got, want := f.scheduledOffsets(t), secList(0, 84.8, 254.4); !equalDurations(got, want) {
+	f.check(t, out, want{status: "delivered", attempts: 3, timers: durations.List(84.8, 169.6)})
+	if got, want := f.scheduledOffsets(t), durations.List(0, 84.8, 254.4); !equalDurations(got, want) {
 		t.Errorf("scheduled_at offsets = %v, want %v", got, want)
 	}
 }
@@ -52,7 +54,7 @@ func TestWorkfrontAllAttemptsFail(t *testing.T) {
 	if got := f.scheduledOffsets(t); !equalDurations(got, offsets) {
 		t.Errorf("scheduled_at offsets = %v\nwant %v", got, offsets)
 	}
-	if last := offsets[len(offsets)-1]; last != secs(173585.6) {
+	if last := offsets[len(offsets)-1]; last != durations.Secs(173585.6) {
 		t.Errorf("retry 11 at %v, want 173585.6 s (about 48.2 h)", last)
 	}
 }
@@ -74,7 +76,7 @@ func TestWorkfrontWaitingReleased(t *testing.T) {
 			env.SignalWorkflow(workflows.SignalRelease, nil)
 		}, time.Hour)
 	})
-	f.check(t, out, want{status: "delivered", attempts: 1, timers: secList(173585.6)})
+	f.check(t, out, want{status: "delivered", attempts: 1, timers: durations.List(173585.6)})
 	if got := f.scheduledOffsets(t); !equalDurations(got, []time.Duration{0}) {
 		t.Errorf("scheduled_at offsets = %v", got)
 	}
@@ -91,7 +93,7 @@ func TestWorkfrontWaitingDeadline(t *testing.T) {
 	f.setEndpointState(t, "frozen")
 	out := f.run(t)
 	f.check(t, out, want{status: "dead_lettered", attempts: 0,
-		reason: string(policies.RetryWindowExceeded), timers: secList(173585.6)})
+		reason: string(policies.RetryWindowExceeded), timers: durations.List(173585.6)})
 }
 
 // TestWorkfrontProbe: docs/policies.md#workfront: "a disabled URL is still
@@ -104,7 +106,7 @@ func TestWorkfrontProbe(t *testing.T) {
 	out := f.run(t, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalProbe, nil) }, 10*time.Minute)
 	})
-	f.check(t, out, want{status: "delivered", attempts: 1, timers: secList(173585.6)})
+	f.check(t, out, want{status: "delivered", attempts: 1, timers: durations.List(173585.6)})
 }
 
 // TestWorkfrontLegacySuccessAfterFailures: docs/policies.md#workfront-legacy. A
@@ -113,7 +115,7 @@ func TestWorkfrontLegacySuccessAfterFailures(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, policies.NameWorkfrontLegacy, "", failFirst(3, http.StatusBadGateway))
 	out := f.run(t)
-	f.check(t, out, want{status: "delivered", attempts: 4, timers: repeat(10*time.Minute, 3)})
+	f.check(t, out, want{status: "delivered", attempts: 4, timers: durations.Repeat(10*time.Minute, 3)})
 }
 
 // TestWorkfrontLegacyAllAttemptsFail: docs/policies.md#workfront-legacy: at most
@@ -124,7 +126,7 @@ func TestWorkfrontLegacyAllAttemptsFail(t *testing.T) {
 	f := newFixture(t, policies.NameWorkfrontLegacy, "", always(http.StatusInternalServerError))
 	out := f.run(t)
 	f.check(t, out, want{status: "dead_lettered", attempts: 13,
-		reason: string(policies.MaxAttemptsExceeded), timers: repeat(10*time.Minute, 12)})
+		reason: string(policies.MaxAttemptsExceeded), timers: durations.Repeat(10*time.Minute, 12)})
 	offsets := f.scheduledOffsets(t)
 	if last := offsets[len(offsets)-1]; last != 2*time.Hour {
 		t.Errorf("last retry %v after the first attempt, want 2h", last)
@@ -144,7 +146,7 @@ func TestWorkfrontScheduleSurvivesSlowBookkeeping(t *testing.T) {
 	if len(out.starts) != 2 {
 		t.Fatalf("%d Deliver activities, want 2", len(out.starts))
 	}
-	if got := out.starts[1].Sub(out.starts[0]); got != secs(84.8) {
+	if got := out.starts[1].Sub(out.starts[0]); got != durations.Secs(84.8) {
 		t.Errorf("retry 1 made %v after the first failure, want 84.8s", got)
 	}
 }
@@ -168,7 +170,7 @@ func TestWorkfrontNoCatchUpAfterWait(t *testing.T) {
 		t.Fatalf("result %+v, want dead_lettered after 3 attempts (the first, the overdue one, retry 11)", out.res)
 	}
 	got := f.scheduledOffsets(t)
-	if len(got) != 3 || got[1] < 30*time.Hour || got[2] != secs(173585.6) {
+	if len(got) != 3 || got[1] < 30*time.Hour || got[2] != durations.Secs(173585.6) {
 		t.Fatalf("scheduled_at offsets %v, want [0, 30h, 173585.6s]", got)
 	}
 }
