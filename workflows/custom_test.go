@@ -2,12 +2,12 @@ package workflows_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/hookrelay/hookrelay/testenv/durations"
-
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/testenv/durations"
 )
 
 // TestCustomPolicies: docs/policies.md#custom-policies: a fixed interval,
@@ -56,7 +56,7 @@ func TestCustomPolicies(t *testing.T) {
 			f := newFixtureOn(t, st, policies.NameCustom, c.retryPolicy, c.script)
 			out := f.run(t)
 			f.check(t, out, c.want)
-			if got := f.scheduledOffsets(t); !equalDurations(got, cumulative(c.want.timers)) {
+			if got := f.scheduledOffsets(t); !slices.Equal(got, cumulative(c.want.timers)) {
 				t.Errorf("scheduled_at offsets = %v, want %v", got, cumulative(c.want.timers))
 			}
 			if f.active(t) != c.active {
@@ -88,7 +88,7 @@ func TestCustomJitter(t *testing.T) {
 	if !moved {
 		t.Error("no timer carries jitter")
 	}
-	if again := f.run(t); !equalDurations(again.timers, out.timers) {
+	if again := f.run(t); !slices.Equal(again.timers, out.timers) {
 		t.Errorf("second run: timers %v, first run %v", again.timers, out.timers)
 	}
 }

@@ -1,9 +1,6 @@
 package workflows_test
 
-import (
-	"slices"
-	"time"
-)
+import "time"
 
 // cumulative turns gaps into offsets from the first attempt, starting at 0.
 func cumulative(gaps []time.Duration) []time.Duration {
@@ -15,9 +12,6 @@ func cumulative(gaps []time.Duration) []time.Duration {
 	}
 	return out
 }
-
-// equalDurations compares two duration lists exactly.
-func equalDurations(a, b []time.Duration) bool { return slices.Equal(a, b) }
 
 // startOffsets is each time minus the first.
 func startOffsets(ts []time.Time) []time.Duration {

@@ -2,12 +2,12 @@ package workflows_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/hookrelay/hookrelay/testenv/durations"
-
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/testenv/durations"
 )
 
 // TestEdgeSuccessAfterFailures: docs/policies.md#eventgrid-edge. The first
@@ -29,7 +29,7 @@ func TestEdgeTimeToLiveEndsRetries(t *testing.T) {
 	out := f.run(t)
 	timers := append([]time.Duration{time.Minute}, durations.Repeat(10*time.Minute, 11)...)
 	f.check(t, out, want{status: "dead_lettered", attempts: 13, reason: string(policies.TTLExceeded), timers: timers})
-	if got := f.scheduledOffsets(t); !equalDurations(got, cumulative(timers)) {
+	if got := f.scheduledOffsets(t); !slices.Equal(got, cumulative(timers)) {
 		t.Errorf("scheduled_at offsets = %v", got)
 	}
 }

@@ -64,15 +64,15 @@ func TestEventGridJitterDeterministic(t *testing.T) {
 		t.Fatalf("timers = %v, want 9", out.timers)
 	}
 	checkJitter(t, f.policy, out.timers)
-	if got := f.scheduledOffsets(t); !equalDurations(got, cumulative(out.timers)) {
+	if got := f.scheduledOffsets(t); !slices.Equal(got, cumulative(out.timers)) {
 		t.Errorf("scheduled_at offsets = %v, want %v", got, cumulative(out.timers))
 	}
 	again := f.run(t)
-	if !equalDurations(again.timers, out.timers) {
+	if !slices.Equal(again.timers, out.timers) {
 		t.Errorf("second run of the same delivery: timers %v, first run %v", again.timers, out.timers)
 	}
 	other := newFixtureOn(t, f.st, policies.NameEventGrid, `{"max_attempts": 10}`, always(http.StatusInternalServerError))
-	if o := other.run(t); equalDurations(o.timers, out.timers) {
+	if o := other.run(t); slices.Equal(o.timers, out.timers) {
 		t.Errorf("two deliveries got the same jitter %v", o.timers)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -210,11 +211,11 @@ func (f *fixture) check(t *testing.T, out outcome, w want) {
 	if out.res.Status != w.status || out.res.Attempts != w.attempts || out.res.Reason != w.reason {
 		t.Errorf("result = %+v, want status %q, %d attempts, reason %q", out.res, w.status, w.attempts, w.reason)
 	}
-	if w.timers != nil && !equalDurations(out.timers, w.timers) {
+	if w.timers != nil && !slices.Equal(out.timers, w.timers) {
 		t.Errorf("timers = %v\nwant     %v", out.timers, w.timers)
 	}
 	if w.timers != nil && len(w.timers) == w.attempts-1 && len(out.starts) == w.attempts {
-		if got := startOffsets(out.starts); !equalDurations(got, cumulative(w.timers)) {
+		if got := startOffsets(out.starts); !slices.Equal(got, cumulative(w.timers)) {
 			t.Errorf("attempts made at %v after the first, want %v", got, cumulative(w.timers))
 		}
 	}

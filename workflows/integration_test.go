@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookrelay/hookrelay/testenv/durations"
-
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/testenv/durations"
 	"github.com/hookrelay/hookrelay/worker"
 	"github.com/hookrelay/hookrelay/workflows"
 )

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func TestInternalFailureIsNotAnAttempt(t *testing.T) {
 	if out.res.Status != "delivered" || out.res.Attempts != 1 {
 		t.Fatalf("result %+v, want delivered after 1 attempt", out.res)
 	}
-	if want := []time.Duration{10 * time.Second, 20 * time.Second}; !equalDurations(out.timers, want) {
+	if want := []time.Duration{10 * time.Second, 20 * time.Second}; !slices.Equal(out.timers, want) {
 		t.Errorf("timers %v, want %v", out.timers, want)
 	}
 	if as := f.attempts(t); len(as) != 1 || !as[0].Success || as[0].Attempt != 0 {
@@ -72,7 +73,7 @@ func TestInternalFailurePastDeadline(t *testing.T) {
 	if out.res.Status != "dead_lettered" || out.res.Attempts != 0 {
 		t.Fatalf("result %+v, want dead_lettered with no counted attempt", out.res)
 	}
-	if want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second}; !equalDurations(out.timers, want) {
+	if want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second}; !slices.Equal(out.timers, want) {
 		t.Errorf("timers %v, want %v", out.timers, want)
 	}
 	if len(out.res.Reason) == 0 {
@@ -90,7 +91,7 @@ func TestInternalFailureOutlastsCountBound(t *testing.T) {
 	f := newFixture(t, policies.NameCustom, countBound, always(http.StatusOK))
 	failAttemptInserts(t, f, 1)
 	out := f.run(t)
-	if out.res.Status != "delivered" || out.res.Attempts != 1 || !equalDurations(out.timers, []time.Duration{10 * time.Second}) {
+	if out.res.Status != "delivered" || out.res.Attempts != 1 || !slices.Equal(out.timers, []time.Duration{10 * time.Second}) {
 		t.Fatalf("result %+v, timers %v; want delivered after one 10 s back-off", out.res, out.timers)
 	}
 }
@@ -161,7 +162,7 @@ func TestTTLCountsFromPublication(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Attempts != 2 || res.Reason != string(policies.TTLExceeded) || !equalDurations(timers, []time.Duration{time.Minute}) {
+	if res.Attempts != 2 || res.Reason != string(policies.TTLExceeded) || !slices.Equal(timers, []time.Duration{time.Minute}) {
 		t.Fatalf("result %+v, timers %v; want 2 attempts, one 1m timer, then TimeToLiveExceeded", res, timers)
 	}
 }
@@ -175,7 +176,7 @@ func TestBatchInternalFailureIsNotAnAttempt(t *testing.T) {
 	f := newBatchFixture(t, 3, "", always(http.StatusOK))
 	failAttemptInserts(t, f.fixture, 1)
 	res, timers := f.run(t)
-	if res.Status != "delivered" || res.Attempts != 1 || !equalDurations(timers, []time.Duration{10 * time.Second}) {
+	if res.Status != "delivered" || res.Attempts != 1 || !slices.Equal(timers, []time.Duration{10 * time.Second}) {
 		t.Fatalf("result %+v, timers %v; want delivered after 1 attempt and one 10s back-off", res, timers)
 	}
 	f.checkDeliveries(t, "delivered", "", 1)

@@ -3,13 +3,13 @@ package workflows_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/hookrelay/hookrelay/testenv/durations"
-
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
+	"github.com/hookrelay/hookrelay/testenv/durations"
 )
 
 // TestSAPSuccessAfterFailure: docs/policies.md#sap, retry mode. The first retry
@@ -36,7 +36,7 @@ func TestSAPExhaustedDeactivatesAndQueues(t *testing.T) {
 	out := f.run(t)
 	f.check(t, out, want{status: "queued", attempts: 6, reason: string(policies.MaxAttemptsExceeded),
 		timers: durations.List(8, 56, 448, 3584, 28672)})
-	if got, want := f.scheduledOffsets(t), durations.List(0, 8, 64, 512, 4096, 32768); !equalDurations(got, want) {
+	if got, want := f.scheduledOffsets(t), durations.List(0, 8, 64, 512, 4096, 32768); !slices.Equal(got, want) {
 		t.Errorf("scheduled_at offsets = %v, want %v", got, want)
 	}
 	if f.active(t) {

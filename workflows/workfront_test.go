@@ -2,14 +2,14 @@ package workflows_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
-
-	"github.com/hookrelay/hookrelay/testenv/durations"
 
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/testenv/durations"
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
@@ -31,7 +31,7 @@ func TestWorkfrontSuccessAfterFailures(t *testing.T) {
 	f := newFixture(t, policies.NameWorkfront, "", failFirst(2, http.StatusServiceUnavailable))
 	out := f.run(t)
 	f.check(t, out, want{status: "delivered", attempts: 3, timers: durations.List(84.8, 169.6)})
-	if got, want := f.scheduledOffsets(t), durations.List(0, 84.8, 254.4); !equalDurations(got, want) {
+	if got, want := f.scheduledOffsets(t), durations.List(0, 84.8, 254.4); !slices.Equal(got, want) {
 		t.Errorf("scheduled_at offsets = %v, want %v", got, want)
 	}
 }
@@ -51,7 +51,7 @@ func TestWorkfrontAllAttemptsFail(t *testing.T) {
 	f.check(t, out, want{status: "dead_lettered", attempts: 12,
 		reason: string(policies.MaxAttemptsExceeded), timers: timers})
 	offsets := append([]time.Duration{0}, workfrontOffsets()...)
-	if got := f.scheduledOffsets(t); !equalDurations(got, offsets) {
+	if got := f.scheduledOffsets(t); !slices.Equal(got, offsets) {
 		t.Errorf("scheduled_at offsets = %v\nwant %v", got, offsets)
 	}
 	if last := offsets[len(offsets)-1]; last != durations.Secs(173585.6) {
@@ -77,7 +77,7 @@ func TestWorkfrontWaitingReleased(t *testing.T) {
 		}, time.Hour)
 	})
 	f.check(t, out, want{status: "delivered", attempts: 1, timers: durations.List(173585.6)})
-	if got := f.scheduledOffsets(t); !equalDurations(got, []time.Duration{0}) {
+	if got := f.scheduledOffsets(t); !slices.Equal(got, []time.Duration{0}) {
 		t.Errorf("scheduled_at offsets = %v", got)
 	}
 }

@@ -6,6 +6,7 @@ package durations
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -23,9 +24,5 @@ func List(ss ...float64) []time.Duration {
 
 // Repeat is n copies of d.
 func Repeat(d time.Duration, n int) []time.Duration {
-	out := make([]time.Duration, n)
-	for i := range out {
-		out[i] = d
-	}
-	return out
+	return slices.Repeat([]time.Duration{d}, n)
 }
