@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -21,4 +22,15 @@ func (f *FirstAttempts) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.byID)
+}
+
+// NoteUnsent makes st remember, as a failed open would, a row of delivery
+// id started at at.
+func NoteUnsent(st *Store, id string, at time.Time) { st.unsent.note([]string{id}, at) }
+
+// UnsentLen is the number of deliveries st remembers failed opens of.
+func UnsentLen(st *Store) int {
+	st.unsent.mu.Lock()
+	defer st.unsent.mu.Unlock()
+	return len(st.unsent.rows)
 }

@@ -43,6 +43,9 @@ type Store struct {
 	// firsts hands the targets of first attempts from publishing over to
 	// this process's worker (ShareFirstAttempts); nil hands none over.
 	firsts *FirstAttempts
+	// unsent remembers the rows of failed opens, for the next open of
+	// their deliveries to remove.
+	unsent unsent
 }
 
 // Open connects to PostgreSQL at url and checks the connection.

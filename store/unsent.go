@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// unsentMax bounds the rows an unsent remembers; past it, a failed open is
+// not remembered and its row, if it was written, ends unknown as any row a
+// crash cut off.
+const unsentMax = 10_000
+
+// unsent remembers the attempts rows this process asked PostgreSQL to open
+// whose statement failed: the row may still have been written (the commit
+// can succeed while its answer is lost, as when PostgreSQL stops), but no
+// request went out for it, since a request goes only after its row is
+// open. The next open of the same delivery in this process removes such a
+// row (dropUnsent) instead of closing it as unknown, so that every row left
+// stands for a request that may have been sent. A row opened by another
+// process, or remembered by a process that stopped, ends unknown as before.
+// The zero value is ready to use.
+type unsent struct {
+	mu   sync.Mutex
+	rows map[string][]time.Time // delivery id → the started_at of each row
+}
+
+// note remembers the rows, started at startedAt, that a failed open of ids
+// may have written.
+func (u *unsent) note(ids []string, startedAt time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.rows == nil {
+		u.rows = map[string][]time.Time{}
+	}
+	for _, id := range ids {
+		if len(u.rows) >= unsentMax && u.rows[id] == nil {
+			return
+		}
+		u.rows[id] = append(u.rows[id], startedAt)
+	}
+}
+
+// take removes and returns what is remembered of ids, as parallel lists of
+// delivery ids and started_at times.
+func (u *unsent) take(ids []string) ([]string, []time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var ds []string
+	var ts []time.Time
+	for _, id := range ids {
+		for _, t := range u.rows[id] {
+			ds, ts = append(ds, id), append(ts, t)
+		}
+		delete(u.rows, id)
+	}
+	return ds, ts
+}
+
+// dropUnsent deletes the rows of ids still open that a failed open of this
+// process wrote (unsent), before a new row of theirs is opened. On error
+// they are remembered again.
+func (s *Store) dropUnsent(ctx context.Context, ids []string) error {
+	ds, ts := s.unsent.take(ids)
+	if len(ds) == 0 {
+		return nil
+	}
+	at := make([]string, len(ts))
+	for i, t := range ts {
+		at[i] = t.Format(time.RFC3339Nano)
+	}
+	_, err := s.db.ExecContext(ctx, `DELETE FROM attempts a USING unnest($1::text[], $2::timestamptz[]) AS u(delivery_id, started_at)
+		WHERE a.delivery_id = u.delivery_id AND a.started_at = u.started_at AND a.error_kind = $3`,
+		pq.Array(ds), pq.Array(at), KindInFlight)
+	if err != nil {
+		for i := range ds {
+			s.unsent.note(ds[i:i+1], ts[i])
+		}
+		return fmt.Errorf("store: drop unsent attempts: %w", err)
+	}
+	return nil
+}
