@@ -35,18 +35,16 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 	for i, a := range as {
 		ids[i] = a.DeliveryID
 	}
-	if err := s.dropUnsent(ctx, ids); err != nil {
-		return nil, err
-	}
 	var rows []struct {
 		ID         int64  `db:"id"`
 		DeliveryID string `db:"delivery_id"`
 	}
-	err := sqlx.SelectContext(ctx, s.prep, &rows, `WITH input AS (SELECT DISTINCT unnest($1::text[]) AS delivery_id), `+
-		openSQL+` `+insertOpenSQL+` RETURNING id, delivery_id`, pq.Array(ids), as[0].Attempt, as[0].ScheduledAt,
-		as[0].StartedAt, KindInFlight, KindUnknown, cutOff)
+	err := s.opening(ctx, ids, as[0].StartedAt, func() error {
+		return sqlx.SelectContext(ctx, s.prep, &rows, `WITH input AS (SELECT DISTINCT unnest($1::text[]) AS delivery_id), `+
+			openSQL+` `+insertOpenSQL+` RETURNING id, delivery_id`, pq.Array(ids), as[0].Attempt, as[0].ScheduledAt,
+			as[0].StartedAt, KindInFlight, KindUnknown, cutOff)
+	})
 	if err != nil {
-		s.unsent.note(ids, as[0].StartedAt)
 		return nil, fmt.Errorf("store: begin attempts: %w", err)
 	}
 	byDelivery := make(map[string]int64, len(rows))
@@ -196,19 +194,16 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 			return t, row, err
 		}
 	}
-	ids := []string{a.DeliveryID}
-	if err := s.dropUnsent(ctx, ids); err != nil {
-		return Target{}, 0, err
-	}
 	var out struct {
 		Target
 		MayBegin bool   `db:"may_begin"`
 		Row      *int64 `db:"attempt_row"`
 	}
-	err = sqlx.GetContext(ctx, s.prep, &out, beginTargetSQL, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt,
-		KindInFlight, KindUnknown, cutOff, pq.Array(states), unlimitedOnly)
+	err = s.opening(ctx, []string{a.DeliveryID}, a.StartedAt, func() error {
+		return sqlx.GetContext(ctx, s.prep, &out, beginTargetSQL, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt,
+			KindInFlight, KindUnknown, cutOff, pq.Array(states), unlimitedOnly)
+	})
 	if err != nil {
-		s.unsent.note(ids, a.StartedAt)
 		return Target{}, 0, notFound(err, "delivery", a.DeliveryID)
 	}
 	if out.Row != nil {
@@ -223,15 +218,12 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 // (which PostgreSQL can make without new index entries), and its started
 // mark is left to the start queue or to its end.
 func (s *Store) beginHanded(ctx context.Context, a Attempt) (int64, error) {
-	ids := []string{a.DeliveryID}
-	if err := s.dropUnsent(ctx, ids); err != nil {
-		return 0, err
-	}
 	var row int64
-	err := sqlx.GetContext(ctx, s.prep, &row, beginHandedSQL, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt,
-		KindInFlight, KindUnknown, cutOff)
+	err := s.opening(ctx, []string{a.DeliveryID}, a.StartedAt, func() error {
+		return sqlx.GetContext(ctx, s.prep, &row, beginHandedSQL, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt,
+			KindInFlight, KindUnknown, cutOff)
+	})
 	if err != nil {
-		s.unsent.note(ids, a.StartedAt)
 		return 0, fmt.Errorf("store: begin attempt: %w", err)
 	}
 	return row, nil

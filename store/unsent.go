@@ -25,60 +25,81 @@ const unsentMax = 10_000
 // The zero value is ready to use.
 type unsent struct {
 	mu   sync.Mutex
-	rows map[string][]time.Time // delivery id → the started_at of each row
+	rows map[string][]string // delivery id → each row's started_at, RFC 3339
 }
 
 // note remembers the rows, started at startedAt, that a failed open of ids
 // may have written.
 func (u *unsent) note(ids []string, startedAt time.Time) {
+	at := startedAt.Format(time.RFC3339Nano)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.rows == nil {
-		u.rows = map[string][]time.Time{}
-	}
 	for _, id := range ids {
-		if len(u.rows) >= unsentMax && u.rows[id] == nil {
-			return
-		}
-		u.rows[id] = append(u.rows[id], startedAt)
+		u.add(id, at)
 	}
+}
+
+// restore remembers again what take returned.
+func (u *unsent) restore(ds, at []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := range ds {
+		u.add(ds[i], at[i])
+	}
+}
+
+// add remembers the row of delivery id started at at; u.mu is held.
+func (u *unsent) add(id, at string) {
+	if u.rows == nil {
+		u.rows = map[string][]string{}
+	}
+	if len(u.rows) >= unsentMax && u.rows[id] == nil {
+		return
+	}
+	u.rows[id] = append(u.rows[id], at)
 }
 
 // take removes and returns what is remembered of ids, as parallel lists of
 // delivery ids and started_at times.
-func (u *unsent) take(ids []string) ([]string, []time.Time) {
+func (u *unsent) take(ids []string) (ds, at []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	var ds []string
-	var ts []time.Time
 	for _, id := range ids {
 		for _, t := range u.rows[id] {
-			ds, ts = append(ds, id), append(ts, t)
+			ds, at = append(ds, id), append(at, t)
 		}
 		delete(u.rows, id)
 	}
-	return ds, ts
+	return ds, at
+}
+
+// opening runs open, the statement that opens a row of each of ids started
+// at startedAt: after removing the rows a failed open of theirs left
+// (dropUnsent), and remembering its own if it fails.
+func (s *Store) opening(ctx context.Context, ids []string, startedAt time.Time, open func() error) error {
+	if err := s.dropUnsent(ctx, ids); err != nil {
+		return err
+	}
+	if err := open(); err != nil {
+		s.unsent.note(ids, startedAt)
+		return err
+	}
+	return nil
 }
 
 // dropUnsent deletes the rows of ids still open that a failed open of this
 // process wrote (unsent), before a new row of theirs is opened. On error
 // they are remembered again.
 func (s *Store) dropUnsent(ctx context.Context, ids []string) error {
-	ds, ts := s.unsent.take(ids)
+	ds, at := s.unsent.take(ids)
 	if len(ds) == 0 {
 		return nil
-	}
-	at := make([]string, len(ts))
-	for i, t := range ts {
-		at[i] = t.Format(time.RFC3339Nano)
 	}
 	_, err := s.db.ExecContext(ctx, `DELETE FROM attempts a USING unnest($1::text[], $2::timestamptz[]) AS u(delivery_id, started_at)
 		WHERE a.delivery_id = u.delivery_id AND a.started_at = u.started_at AND a.error_kind = $3`,
 		pq.Array(ds), pq.Array(at), KindInFlight)
 	if err != nil {
-		for i := range ds {
-			s.unsent.note(ds[i:i+1], ts[i])
-		}
+		s.unsent.restore(ds, at)
 		return fmt.Errorf("store: drop unsent attempts: %w", err)
 	}
 	return nil

@@ -19,28 +19,16 @@ func TestUnsentRowsDropped(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
 	ctx := context.Background()
-	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/unsent",
-		EventTypes: []string{"unsent.row"}, Policy: "eventgrid", Active: true}
-	if err := st.CreateSubscription(ctx, &sub); err != nil {
-		t.Fatal(err)
-	}
-	pub, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: "unsent.row", Data: store.RawJSON(`{}`)})
-	if err != nil || len(pub.Deliveries) != 1 {
-		t.Fatalf("publish: %+v %v", pub, err)
-	}
-	id := pub.Deliveries[0].ID
+	subscribeType(t, st, "unsent.row", "eventgrid")
+	id := publishType(t, st, "unsent-1", "unsent.row").ID
 	open := func(ctx context.Context, at time.Time) error {
 		_, err := st.BeginAttempts(ctx, []store.Attempt{{DeliveryID: id, ScheduledAt: at, StartedAt: at}})
 		return err
 	}
 	kinds := func() []string {
 		t.Helper()
-		as, err := st.Attempts(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
 		out := []string{}
-		for _, a := range as {
+		for _, a := range attemptRows(t, st, id) {
 			out = append(out, a.ErrorKind)
 		}
 		return out
