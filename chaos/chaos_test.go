@@ -30,9 +30,10 @@ type result struct {
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d (%d unknown) | %d | %.1f s |",
+	return fmt.Sprintf("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d (%d unknown, %d cut) | %d | %.1f s |",
 		r.name, r.fault, r.behaviour, r.Published, r.Statuses[policies.StatusDelivered],
-		r.Statuses[policies.StatusDeadLettered], r.Lost, r.Stuck, r.Duplicates, r.Rows, r.Unknown, r.Requests, r.Settle.Seconds())
+		r.Statuses[policies.StatusDeadLettered], r.Lost, r.Stuck, r.Duplicates, r.Rows, r.Unknown, r.Cut, r.Requests,
+		r.Settle.Seconds())
 }
 
 // TestChaos runs the scenarios: the short ones in `make test`, all of them
@@ -80,15 +81,19 @@ func printResult(r result) {
 	for _, line := range r.odd {
 		fmt.Printf("|   | %s |\n", line)
 	}
+	for _, line := range r.Unmatched {
+		fmt.Printf("|   | unmatched: %s |\n", line)
+	}
 }
 
 // checkResult fails the test when a scenario lost or left stuck anything,
-// or has an attempts row for other than each request the receiver saw.
+// or has attempts rows other than one per request the receiver saw and
+// those a fault cut off.
 func checkResult(t *testing.T, r result) {
 	t.Helper()
-	if r.Lost != 0 || r.Stuck != 0 || r.Rows != r.Requests || r.Published != r.events {
-		t.Errorf("%s: %d of %d published, %d lost, %d stuck, %d attempt rows for %d requests",
-			r.name, r.Published, r.events, r.Lost, r.Stuck, r.Rows, r.Requests)
+	if r.Lost != 0 || r.Stuck != 0 || r.Rows != r.Requests+r.Cut || len(r.Unmatched) > 0 || r.Published != r.events {
+		t.Errorf("%s: %d of %d published, %d lost, %d stuck, %d attempt rows (%d cut by a fault) for %d requests, %d deliveries unmatched",
+			r.name, r.Published, r.events, r.Lost, r.Stuck, r.Rows, r.Cut, r.Requests, len(r.Unmatched))
 	}
 }
 
@@ -109,11 +114,13 @@ func (s *stack) run1(rcv *Receiver, sc scenario) result {
 	typ := "chaos." + sc.name
 	subID := s.mustPost("/v1/subscriptions", Subscription(rcv.URL, sc.name, sc.behaviour, typ))
 	var fault sync.WaitGroup
+	var marks Faults
 	var keys []string
 	begin := time.Now()
 	for i := range sc.events {
 		time.Sleep(time.Until(begin.Add(time.Duration(float64(i) / sc.rate * float64(time.Second)))))
-		if i == sc.events/2 {
+		if i == sc.events/2 && sc.fault != "none" {
+			marks.Mark()
 			fault.Go(func() { faults[sc.fault](s) })
 		}
 		key := fmt.Sprintf("%s-%d", sc.name, i)
@@ -130,6 +137,9 @@ func (s *stack) run1(rcv *Receiver, sc scenario) result {
 		s.t.Fatal(err)
 	}
 	r.Requests, r.Duplicates = rcv.Counts(sc.name)
+	if err := Match(s.st.DB(), subID, rcv.Seen, &marks, &r.Tally); err != nil {
+		s.t.Fatal(err)
+	}
 	if r.Rows != r.Requests {
 		r.odd, _ = oddRows(s.st.DB(), subID, rcv.Seen)
 	}

@@ -32,6 +32,8 @@ type Tally struct {
 	Published, Lost, Stuck, Duplicates int
 	Statuses                           map[policies.Status]int
 	Rows, Unknown, Requests            int
+	Cut                                int            // rows a fault cut off before their request (Match)
+	Unmatched                          []string       // deliveries whose rows and requests differ otherwise
 	Reasons                            map[string]int // of the deliveries not delivered
 	Settle                             time.Duration
 }

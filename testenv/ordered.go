@@ -37,6 +37,7 @@ type OrderedReceiver struct {
 	busy       map[string]bool
 	keys       map[string]*keyLog
 	requests   int
+	seen       map[string]int // delivery id → requests
 	unkeyed    int
 	violations []string
 }
@@ -51,13 +52,16 @@ type keyLog struct {
 
 // NewOrderedReceiver starts an OrderedReceiver until the test ends.
 func NewOrderedReceiver(t testing.TB, failRate float64) *OrderedReceiver {
-	r := &OrderedReceiver{FailRate: failRate, busy: map[string]bool{}, keys: map[string]*keyLog{}}
+	r := &OrderedReceiver{FailRate: failRate, busy: map[string]bool{}, keys: map[string]*keyLog{}, seen: map[string]int{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
 	return r
 }
 
 func (r *OrderedReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.seen[req.Header.Get("X-Hookrelay-Delivery")]++
+	r.mu.Unlock()
 	var body struct{ Data OrderedEvent }
 	b, err := io.ReadAll(req.Body)
 	if err == nil {
@@ -156,6 +160,13 @@ func (r *OrderedReceiver) Requests() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.requests
+}
+
+// Seen is how many requests came for the delivery id.
+func (r *OrderedReceiver) Seen(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[id]
 }
 
 // Delivered counts the events of key answered 200 at least once (the
