@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 )
 
 // temporalStartTimeout bounds how long StartTemporal waits for the frontend.
@@ -89,6 +91,14 @@ func StartTemporal(ctx context.Context, cfg TemporalConfig, logger *slog.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("start temporal: %w", err)
 	}
+	return retryEarlyExit(temporalStartTries, func() (*Temporal, error) {
+		return startTemporalOnce(ctx, cfg, attrs, logger)
+	}, func(err error) { logger.Warn("temporal_exited_at_start", "err", err) })
+}
+
+// startTemporalOnce is one launch of StartTemporal, on cfg with its
+// defaults filled in.
+func startTemporalOnce(ctx context.Context, cfg TemporalConfig, attrs map[string]enumspb.IndexedValueType, logger *slog.Logger) (*Temporal, error) {
 	t := &Temporal{
 		Address:   "127.0.0.1:" + strconv.Itoa(cfg.Port),
 		Namespace: cfg.Namespace,

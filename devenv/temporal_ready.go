@@ -2,6 +2,7 @@ package devenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -29,6 +30,28 @@ func parseSearchAttributes(attrs map[string]string) (map[string]enumspb.IndexedV
 	return parsed, nil
 }
 
+// errExitedEarly is waitReady's error when the server exits before its
+// frontend answers. The CLI picks its internal ports free, then binds them,
+// and another process may take one in between; `make test` saw such an
+// exit once. StartTemporal then launches it again.
+var errExitedEarly = errors.New("server exited before answering")
+
+// temporalStartTries is how many times StartTemporal launches a server
+// that exits before answering.
+const temporalStartTries = 3
+
+// retryEarlyExit calls start until it returns other than errExitedEarly, at
+// most tries times, telling retried of each early exit it retries.
+func retryEarlyExit(tries int, start func() (*Temporal, error), retried func(error)) (*Temporal, error) {
+	for try := 1; ; try++ {
+		t, err := start()
+		if err == nil || !errors.Is(err, errExitedEarly) || try >= tries {
+			return t, err
+		}
+		retried(err)
+	}
+}
+
 // waitReady polls the frontend until the namespace answers, then registers
 // the search attributes the server did not.
 func (t *Temporal) waitReady(ctx context.Context, attrs map[string]enumspb.IndexedValueType) error {
@@ -42,7 +65,7 @@ func (t *Temporal) waitReady(ctx context.Context, attrs map[string]enumspb.Index
 		}
 		select {
 		case <-t.done:
-			return fmt.Errorf("server exited before answering: %v%s", t.waitErr, t.logHint())
+			return fmt.Errorf("%w: %v%s", errExitedEarly, t.waitErr, t.logHint())
 		case <-ctx.Done():
 			return fmt.Errorf("wait for frontend %s: %w (last error: %w)%s", t.Address, ctx.Err(), err, t.logHint())
 		case <-time.After(100 * time.Millisecond):
