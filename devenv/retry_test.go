@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,7 @@ func TestTemporalPortTaken(t *testing.T) {
 	defer ln.Close()
 	cfg := headlessConfig(t)
 	cfg.Port = ln.Addr().(*net.TCPAddr).Port
+	cfg.DBFile = filepath.Join(t.TempDir(), "temporal.db") // its log beside it, removed with it
 	var log strings.Builder
 	logger := slog.New(slog.NewTextHandler(&log, nil))
 	tmp, err := StartTemporal(t.Context(), cfg, logger)
