@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,9 +20,10 @@ const unsentMax = 10_000
 // can succeed while its answer is lost, as when PostgreSQL stops), but no
 // request went out for it, since a request goes only after its row is
 // open. The next open of the same delivery in this process removes such a
-// row (dropUnsent) instead of closing it as unknown, so that every row left
-// stands for a request that may have been sent. A row opened by another
-// process, or remembered by a process that stopped, ends unknown as before.
+// row (dropUnsent) instead of closing it as unknown, and so does the
+// workers' loop (DropUnsent) as soon as PostgreSQL answers, so that every
+// row left stands for a request that may have been sent. A row remembered
+// by a process that stopped ends unknown as before.
 // The zero value is ready to use.
 type unsent struct {
 	mu   sync.Mutex
@@ -73,6 +75,31 @@ func (u *unsent) take(ids []string) (ds, at []string) {
 	return ds, at
 }
 
+// all returns what is remembered, as take does, but keeps it: an open of
+// the same delivery meanwhile still takes and deletes its rows first.
+func (u *unsent) all() (ds, at []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for id, ts := range u.rows {
+		for _, t := range ts {
+			ds, at = append(ds, id), append(at, t)
+		}
+	}
+	return ds, at
+}
+
+// forget removes what all returned and is still remembered.
+func (u *unsent) forget(ds, at []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i, id := range ds {
+		u.rows[id] = slices.DeleteFunc(u.rows[id], func(t string) bool { return t == at[i] })
+		if len(u.rows[id]) == 0 {
+			delete(u.rows, id)
+		}
+	}
+}
+
 // opening runs open, the statement that opens a row of each of ids started
 // at startedAt: after removing the rows a failed open of theirs left
 // (dropUnsent), and remembering its own if it fails.
@@ -95,11 +122,38 @@ func (s *Store) dropUnsent(ctx context.Context, ids []string) error {
 	if len(ds) == 0 {
 		return nil
 	}
+	if err := s.deleteUnsent(ctx, ds, at); err != nil {
+		s.unsent.restore(ds, at)
+		return err
+	}
+	return nil
+}
+
+// DropUnsent deletes every row still open that a failed open of this
+// process wrote, without waiting for the next open of its delivery: which
+// may come from another process (a workflow task that timed out moves on),
+// which would close the row as unknown. The workers run it every second;
+// it makes no statement when nothing is remembered. What it deletes is
+// forgotten; on error all is kept for the next call.
+func (s *Store) DropUnsent(ctx context.Context) error {
+	ds, at := s.unsent.all()
+	if len(ds) == 0 {
+		return nil
+	}
+	if err := s.deleteUnsent(ctx, ds, at); err != nil {
+		return err
+	}
+	s.unsent.forget(ds, at)
+	return nil
+}
+
+// deleteUnsent deletes the rows of deliveries ds started at at (parallel
+// lists) that are still open.
+func (s *Store) deleteUnsent(ctx context.Context, ds, at []string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM attempts a USING unnest($1::text[], $2::timestamptz[]) AS u(delivery_id, started_at)
 		WHERE a.delivery_id = u.delivery_id AND a.started_at = u.started_at AND a.error_kind = $3`,
 		pq.Array(ds), pq.Array(at), KindInFlight)
 	if err != nil {
-		s.unsent.restore(ds, at)
 		return fmt.Errorf("store: drop unsent attempts: %w", err)
 	}
 	return nil

@@ -60,4 +60,13 @@ func TestUnsentRowsDropped(t *testing.T) {
 	if got := kinds(); len(got) != 2 || got[0] != store.KindUnknown || got[1] != store.KindInFlight {
 		t.Errorf("after a cut-off row: rows %q, want unknown then in flight", got)
 	}
+	// DropUnsent removes a lost answer's row without waiting for the next
+	// open, and forgets it.
+	store.NoteUnsent(st, id, attemptRows(t, st, id)[1].StartedAt)
+	if err := st.DropUnsent(ctx); err != nil || store.UnsentLen(st) != 0 {
+		t.Fatalf("DropUnsent: %v, %d remembered", err, store.UnsentLen(st))
+	}
+	if got := kinds(); len(got) != 1 || got[0] != store.KindUnknown {
+		t.Errorf("after DropUnsent: rows %q, want the unknown one only", got)
+	}
 }

@@ -147,10 +147,21 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	logger.InfoContext(ctx, "worker_started", "task_queues", queueNames(q, len(ws)))
 	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults, Queues: q, Metrics: opts.Metrics}
 	acts.StartDeliveries = s.Start
+	go starter.Every(ctx, time.Second, func(ctx context.Context) { dropUnsent(ctx, st, logger) })
 	if opts.SweepInterval > 0 {
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
 		go prune(ctx, st, logger, opts)
 		go reportBacklog(ctx, st, logger)
 	}
 	return stop, nil
+}
+
+// dropUnsent removes the attempts rows of this process's failed opens
+// (store.DropUnsent), a few seconds at most per try.
+func dropUnsent(ctx context.Context, st *store.Store, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := st.DropUnsent(ctx); err != nil {
+		logger.WarnContext(ctx, "unsent_attempts_not_dropped", "error", err)
+	}
 }
