@@ -52,8 +52,9 @@ type deliveryRows struct {
 	Unknown []time.Time
 }
 
-// Match compares, delivery by delivery, the subscription's attempts rows to
-// the requests the receiver logged for each (requestsFor), into t. The one
+// Match counts the subscription's attempts rows into t (Rows, Unknown) and
+// compares them, delivery by delivery, to the requests the receiver logged
+// for each (requestsFor). The one
 // difference it accepts is a row a crash cut off between its commit and its
 // request (the row is written before the request goes out): closed
 // unknown, with no request behind it, opened just before one of faults
@@ -78,9 +79,11 @@ func Match(db *sqlx.DB, subID string, requestsFor func(deliveryID string) int, f
 		d := &ds[len(ds)-1]
 		if r.StartedAt != nil {
 			d.Rows++
+			t.Rows++
 		}
 		if r.Unknown {
 			d.Unknown = append(d.Unknown, *r.StartedAt)
+			t.Unknown++
 		}
 	}
 	t.Cut, t.Unmatched = match(ds, requestsFor, faults)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -41,15 +42,6 @@ func (u *unsent) note(ids []string, startedAt time.Time) {
 	}
 }
 
-// restore remembers again what take returned.
-func (u *unsent) restore(ds, at []string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for i := range ds {
-		u.add(ds[i], at[i])
-	}
-}
-
 // add remembers the row of delivery id started at at; u.mu is held.
 func (u *unsent) add(id, at string) {
 	if u.rows == nil {
@@ -61,34 +53,25 @@ func (u *unsent) add(id, at string) {
 	u.rows[id] = append(u.rows[id], at)
 }
 
-// take removes and returns what is remembered of ids, as parallel lists of
-// delivery ids and started_at times.
-func (u *unsent) take(ids []string) (ds, at []string) {
+// of returns what is remembered of ids (of every delivery when ids is
+// nil), as parallel lists of delivery ids and started_at times, and keeps
+// it until forget: an open of the same delivery meanwhile deletes its rows
+// first all the same.
+func (u *unsent) of(ids []string) (ds, at []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if ids == nil {
+		ids = slices.Collect(maps.Keys(u.rows))
+	}
 	for _, id := range ids {
 		for _, t := range u.rows[id] {
 			ds, at = append(ds, id), append(at, t)
 		}
-		delete(u.rows, id)
 	}
 	return ds, at
 }
 
-// all returns what is remembered, as take does, but keeps it: an open of
-// the same delivery meanwhile still takes and deletes its rows first.
-func (u *unsent) all() (ds, at []string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for id, ts := range u.rows {
-		for _, t := range ts {
-			ds, at = append(ds, id), append(at, t)
-		}
-	}
-	return ds, at
-}
-
-// forget removes what all returned and is still remembered.
+// forget removes what of returned and is still remembered.
 func (u *unsent) forget(ds, at []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -114,47 +97,27 @@ func (s *Store) opening(ctx context.Context, ids []string, startedAt time.Time, 
 	return nil
 }
 
-// dropUnsent deletes the rows of ids still open that a failed open of this
-// process wrote (unsent), before a new row of theirs is opened. On error
-// they are remembered again.
+// dropUnsent deletes the rows still open that failed opens of this process
+// wrote (unsent) for ids, or for every delivery when ids is nil, and
+// forgets them; on error they stay remembered. An open runs it for its
+// deliveries first.
 func (s *Store) dropUnsent(ctx context.Context, ids []string) error {
-	ds, at := s.unsent.take(ids)
+	ds, at := s.unsent.of(ids)
 	if len(ds) == 0 {
 		return nil
 	}
-	if err := s.deleteUnsent(ctx, ds, at); err != nil {
-		s.unsent.restore(ds, at)
-		return err
-	}
-	return nil
-}
-
-// DropUnsent deletes every row still open that a failed open of this
-// process wrote, without waiting for the next open of its delivery: which
-// may come from another process (a workflow task that timed out moves on),
-// which would close the row as unknown. The workers run it every second;
-// it makes no statement when nothing is remembered. What it deletes is
-// forgotten; on error all is kept for the next call.
-func (s *Store) DropUnsent(ctx context.Context) error {
-	ds, at := s.unsent.all()
-	if len(ds) == 0 {
-		return nil
-	}
-	if err := s.deleteUnsent(ctx, ds, at); err != nil {
-		return err
-	}
-	s.unsent.forget(ds, at)
-	return nil
-}
-
-// deleteUnsent deletes the rows of deliveries ds started at at (parallel
-// lists) that are still open.
-func (s *Store) deleteUnsent(ctx context.Context, ds, at []string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM attempts a USING unnest($1::text[], $2::timestamptz[]) AS u(delivery_id, started_at)
 		WHERE a.delivery_id = u.delivery_id AND a.started_at = u.started_at AND a.error_kind = $3`,
 		pq.Array(ds), pq.Array(at), KindInFlight)
 	if err != nil {
 		return fmt.Errorf("store: drop unsent attempts: %w", err)
 	}
+	s.unsent.forget(ds, at)
 	return nil
 }
+
+// DropUnsent is dropUnsent for every delivery, without waiting for the next
+// open of one: that may come from another process (a workflow task that
+// timed out moves on), which would close the row as unknown. The workers
+// run it every second; it makes no statement when nothing is remembered.
+func (s *Store) DropUnsent(ctx context.Context) error { return s.dropUnsent(ctx, nil) }
