@@ -185,13 +185,17 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 // states and, when unlimitedOnly, the endpoint has no limits (Limited).
 // row is then the open row's id, for CompleteAttempts; else it is 0, nothing
 // was written, and the caller goes on from t as after Target. A first
-// attempt whose target publishing handed over in this process
-// (FirstAttempts) begins with beginHanded instead.
+// attempt that publishing handed over in this process (FirstAttempts)
+// makes no statement: the publish opened its row.
 func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unlimitedOnly bool) (t Target, row int64, err error) {
 	if a.Attempt == 0 {
-		if t, ok := s.firsts.take(a.DeliveryID); ok && mayBegin(t, states, unlimitedOnly) {
-			row, err := s.beginHanded(ctx, a)
-			return t, row, err
+		if fa, ok := s.firsts.take(a.DeliveryID); ok {
+			if fa.row != 0 && mayBegin(fa.t, states, unlimitedOnly) {
+				return fa.t, fa.row, nil
+			}
+			if fa.row != 0 {
+				s.unsent.note([]string{a.DeliveryID}, fa.opened) // deleted by the open below
+			}
 		}
 	}
 	var out struct {
@@ -211,31 +215,6 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 	}
 	return out.Target, row, nil
 }
-
-// beginHanded opens the row of attempt a, whose target was handed over:
-// the steps of BeginAttempts for its one delivery, but that its row's
-// attempts count is raised by an update that changes no indexed column
-// (which PostgreSQL can make without new index entries), and its started
-// mark is left to the start queue or to its end.
-func (s *Store) beginHanded(ctx context.Context, a Attempt) (int64, error) {
-	var row int64
-	err := s.opening(ctx, []string{a.DeliveryID}, a.StartedAt, func() error {
-		return sqlx.GetContext(ctx, s.prep, &row, beginHandedSQL, a.DeliveryID, a.Attempt, a.ScheduledAt, a.StartedAt,
-			KindInFlight, KindUnknown, cutOff)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store: begin attempt: %w", err)
-	}
-	return row, nil
-}
-
-// beginHandedSQL is beginHanded's statement.
-var beginHandedSQL = `WITH input AS (SELECT $1::text AS delivery_id),
-	` + closeOpenSQL + `,
-	counted AS (UPDATE deliveries d SET attempts = $2 + 1 FROM input i
-		WHERE d.id = i.delivery_id AND d.attempts < $2 + 1),
-	opened AS (` + insertOpenSQL + ` RETURNING id)
-	SELECT id FROM opened`
 
 // beginTargetSQL is BeginTarget's statement: the target (t), and, if it may
 // begin (states $8, unlimitedOnly $9), the steps of BeginAttempts for its one

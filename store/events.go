@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -64,8 +65,11 @@ type Delivery struct {
 	// it, carried in memory to its workflow's start; nil when not loaded.
 	Subscription *Subscription `db:"-" json:"-"`
 	// first is the target of its first attempt, when publishing hands it
-	// over (FirstAttempts).
-	first *Target
+	// over (FirstAttempts); firstAt is when the publish opens that
+	// attempt's row, and firstRow the row's id once it did.
+	first    *Target
+	firstAt  time.Time
+	firstRow int64
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
@@ -104,7 +108,7 @@ func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 			return err
 		})
 	}
-	s.firsts.handOver(res, reserved, err)
+	s.firsts.handOver(ds, res, reserved, err)
 	return res, err
 }
 
@@ -149,23 +153,27 @@ func insertPublished(ctx context.Context, q sqlx.QueryerContext, ev Event, ds []
 
 // insertEvent inserts ev and its deliveries ds in one statement, filling in
 // their times: none of them when ev's id was published before (false).
-// When any delivery is handed over (first), ev's body and extensions become
-// those stored, for its attempt to send.
+// When any delivery is handed over (first), the same statement opens its
+// first attempt's row (firstRow), and ev's body and extensions become those
+// stored, for that attempt to send.
 func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Delivery) (bool, error) {
 	f := ev.Fields
 	if len(f.Extensions) == 0 {
 		f.Extensions = RawJSON("{}")
 	}
 	var row struct {
-		OccurredAt time.Time    `db:"occurred_at"`
-		CreatedAt  time.Time    `db:"created_at"`
-		Deliveries sql.NullTime `db:"deliveries_created_at"`
-		Updated    sql.NullTime `db:"deliveries_updated_at"`
-		Data       RawJSON      `db:"stored_data"`
-		Extensions RawJSON      `db:"stored_extensions"`
+		OccurredAt time.Time      `db:"occurred_at"`
+		CreatedAt  time.Time      `db:"created_at"`
+		Deliveries sql.NullTime   `db:"deliveries_created_at"`
+		Updated    sql.NullTime   `db:"deliveries_updated_at"`
+		Data       RawJSON        `db:"stored_data"`
+		Extensions RawJSON        `db:"stored_extensions"`
+		Opened     pq.StringArray `db:"opened_deliveries"`
+		Rows       pq.Int64Array  `db:"opened_rows"`
 	}
 	args := append(deliveryArgs(ds), ev.ID, ev.AccountID, ev.ExternalID, ev.Type, ev.Subject, ev.Data,
-		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions, ev.OrderingKey, anyFirst(ds))
+		nullTime(ev.OccurredAt), f.DataVersion, f.Source, f.DataContentType, f.Extensions, ev.OrderingKey, anyFirst(ds),
+		KindInFlight)
 	err := sqlx.GetContext(ctx, q, &row, insertEventSQL, args...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
@@ -178,25 +186,37 @@ func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Del
 	if row.Data != nil {
 		ev.Data, ev.Fields.Extensions = row.Data, row.Extensions
 	}
+	for i := range ds {
+		if j := slices.Index(row.Opened, ds[i].ID); j >= 0 {
+			ds[i].firstRow = row.Rows[j]
+		}
+	}
 	return true, nil
 }
 
-// insertEventSQL is insertEvent's statement: the event (ev) and its
-// deliveries (ins, deliveryArgs $1 to $14), and the event's body and
-// extensions as stored when $27.
+// insertEventSQL is insertEvent's statement: the event (ev), its
+// deliveries (ins, deliveryArgs $1 to $15), the open rows of the first
+// attempts handed over (opened: those given a time in $15, error kind $29),
+// and the event's body and extensions as stored when $28.
 const insertEventSQL = `WITH ev AS (INSERT INTO events
 		(id, account_id, external_id, type, subject, data, occurred_at,
 		 data_version, source, data_content_type, extensions, ordering_key)
-		VALUES ($15, $16, $17, $18, $19, $20, COALESCE($21, now()), $22, $23, $24, $25, NULLIF($26, ''))
+		VALUES ($16, $17, $18, $19, $20, $21, COALESCE($22, now()), $23, $24, $25, $26, NULLIF($27, ''))
 		ON CONFLICT (account_id, external_id) DO NOTHING
 		RETURNING occurred_at, created_at, data, extensions),
 	ins AS (` + insertDeliveriesSQL + ` WHERE EXISTS (SELECT 1 FROM ev)
-		RETURNING created_at, updated_at)
+		RETURNING created_at, updated_at),
+	opened AS (INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
+		SELECT u.id, 0, 0, u.at::timestamptz, u.at::timestamptz, 0, $29, false
+		FROM unnest($1::text[], $15::text[]) AS u(id, at) WHERE u.at <> '' AND EXISTS (SELECT 1 FROM ev)
+		RETURNING id, delivery_id)
 	SELECT ev.occurred_at, ev.created_at,
 		(SELECT created_at FROM ins LIMIT 1) AS deliveries_created_at,
 		(SELECT updated_at FROM ins LIMIT 1) AS deliveries_updated_at,
-		CASE WHEN $27 THEN ev.data END AS stored_data,
-		CASE WHEN $27 THEN ev.extensions END AS stored_extensions
+		CASE WHEN $28 THEN ev.data END AS stored_data,
+		CASE WHEN $28 THEN ev.extensions END AS stored_extensions,
+		(SELECT array_agg(delivery_id ORDER BY delivery_id) FROM opened) AS opened_deliveries,
+		(SELECT array_agg(id ORDER BY delivery_id) FROM opened) AS opened_rows
 	FROM ev`
 
 func nullTime(t time.Time) *time.Time {

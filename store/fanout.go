@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -11,14 +12,16 @@ import (
 
 // insertDeliveriesSQL inserts the deliveries of one event, however many, in
 // one statement (a row at a time, a fan-out to 200 subscriptions cost 200
-// round trips): $1 to $14 are deliveryArgs.
+// round trips): $1 to $15 are deliveryArgs. A delivery whose first attempt
+// the same statement opens (a time in $15) counts that attempt.
 const insertDeliveriesSQL = `INSERT INTO deliveries
 		(id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
-			workflow_id, started, final_reason, previous_id, ordering_key, seq)
-		SELECT u.id, $2, $3, u.sub, u.ep, $4, u.pol, u.status, u.wf, u.started, u.reason, u.prev, u.okey, u.seq
+			workflow_id, started, final_reason, previous_id, ordering_key, seq, attempts)
+		SELECT u.id, $2, $3, u.sub, u.ep, $4, u.pol, u.status, u.wf, u.started, u.reason, u.prev, u.okey, u.seq,
+			CASE WHEN u.opened <> '' THEN 1 ELSE 0 END
 		FROM unnest($1::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
-			$11::text[], $12::text[], $13::text[], $14::bigint[])
-			AS u(id, sub, ep, pol, status, wf, started, reason, prev, okey, seq)`
+			$11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[])
+			AS u(id, sub, ep, pol, status, wf, started, reason, prev, okey, seq, opened)`
 
 // deliveryArgs are insertDeliveriesSQL's arguments for ds (one event's: the
 // account, event and type are ds[0]'s).
@@ -27,7 +30,11 @@ func deliveryArgs(ds []Delivery) []any {
 	ids, subs, eps, pols := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	statuses, wfs, reasons, started := make([]string, n), make([]string, n), make([]string, n), make([]bool, n)
 	prevs, keys, seqs := make([]sql.NullString, n), make([]sql.NullString, n), make([]sql.NullInt64, n)
+	opened := make([]string, n)
 	for i, d := range ds {
+		if d.first != nil {
+			opened[i] = d.firstAt.Format(time.RFC3339Nano)
+		}
 		ids[i], subs[i], eps[i], pols[i] = d.ID, d.SubscriptionID, d.EndpointID, d.Policy
 		statuses[i], wfs[i], reasons[i], started[i] = string(d.Status), d.WorkflowID, d.FinalReason, d.Started
 		if d.PreviousID != nil {
@@ -43,7 +50,7 @@ func deliveryArgs(ds []Delivery) []any {
 	}
 	return []any{pq.Array(ids), first.AccountID, first.EventID, first.EventType, pq.Array(subs), pq.Array(eps),
 		pq.Array(pols), pq.Array(statuses), pq.Array(wfs), pq.Array(started), pq.Array(reasons), pq.Array(prevs),
-		pq.Array(keys), pq.Array(seqs)}
+		pq.Array(keys), pq.Array(seqs), pq.Array(opened)}
 }
 
 // insertedTimes are the times PostgreSQL gave inserted deliveries: now() of

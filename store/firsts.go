@@ -21,39 +21,52 @@ const (
 	firstAttemptOverhead = 1024
 )
 
-// FirstAttempts hands the targets of first attempts from publishing to the
-// worker of the same process that makes them. A publish (Publish) of a
-// delivery whose first attempt may go at once keeps what that attempt needs
-// (its Target, as PostgreSQL would give it) here; the attempt, made by the
-// worker that eager start gives the workflow task, takes it (BeginTarget)
-// and opens its attempts row, before its request as always, with a
-// statement that neither reads the target nor rewrites the delivery's row.
+// FirstAttempts hands the first attempts of deliveries from publishing to
+// the worker of the same process that makes them. A publish (Publish) of a
+// delivery whose first attempt may go at once opens that attempt's row in
+// its own statement, before any request as always, and keeps the row and
+// what the attempt needs (its Target, as PostgreSQL would give it) here;
+// the attempt, made by the worker that eager start gives the workflow task,
+// takes both (BeginTarget) and sends its request with no statement before
+// it.
 //
-// A target not taken in time (the workflow's first task went to another
-// process, or waited longer than firstAttemptTTL) is dropped: the attempt,
-// wherever it runs, begins as any other. One FirstAttempts is shared by the
-// stores of a process's API and worker (Store.ShareFirstAttempts); the zero
-// value is not usable (NewFirstAttempts).
+// An entry not taken (the start was not eager, so the workflow's first task
+// may go to another process: NotEager; or it waited longer than
+// firstAttemptTTL) is dropped, and its row, whose request never went out,
+// is remembered as unsent, for the workers' loop to delete (DropUnsent):
+// the attempt, wherever it runs, begins as any other. One FirstAttempts is
+// shared by the stores of a process's API and worker
+// (Store.ShareFirstAttempts); the zero value is not usable
+// (NewFirstAttempts).
 type FirstAttempts struct {
 	mu    sync.Mutex
 	byID  map[string]firstAttempt
-	order []string // delivery ids in the order they were put, for expiry
-	bytes int      // reserved and held
+	byWF  map[string]string // workflow id → delivery id
+	order []string          // delivery ids in the order they were put, for expiry
+	bytes int               // reserved and held
 	max   int
 	ttl   time.Duration
 	now   func() time.Time
+	// unsent is where the rows of entries dropped go, shared with the
+	// stores that share f.
+	unsent *unsent
 }
 
-// firstAttempt is one target handed over.
+// firstAttempt is one first attempt handed over: its target, the row the
+// publish opened (started at opened), and its workflow's id.
 type firstAttempt struct {
-	t     Target
-	at    time.Time
-	bytes int
+	t      Target
+	at     time.Time
+	bytes  int
+	row    int64
+	opened time.Time
+	wf     string
 }
 
 // NewFirstAttempts is an empty FirstAttempts.
 func NewFirstAttempts() *FirstAttempts {
-	return &FirstAttempts{byID: map[string]firstAttempt{}, max: firstAttemptsBytes, ttl: firstAttemptTTL, now: time.Now}
+	return &FirstAttempts{byID: map[string]firstAttempt{}, byWF: map[string]string{}, max: firstAttemptsBytes,
+		ttl: firstAttemptTTL, now: time.Now, unsent: &unsent{}}
 }
 
 // reserve makes room for n bytes, false when there is none.
@@ -75,28 +88,57 @@ func (f *FirstAttempts) release(n int) {
 	f.bytes -= n
 }
 
-// put holds t, whose n bytes were reserved.
-func (f *FirstAttempts) put(t Target, n int) {
+// put holds fa, whose fa.bytes were reserved.
+func (f *FirstAttempts) put(fa firstAttempt) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.byID[t.DeliveryID] = firstAttempt{t: t, at: f.now(), bytes: n}
-	f.order = append(f.order, t.DeliveryID)
+	fa.at = f.now()
+	f.byID[fa.t.DeliveryID] = fa
+	f.byWF[fa.wf] = fa.t.DeliveryID
+	f.order = append(f.order, fa.t.DeliveryID)
 }
 
-// take removes and returns the target handed over for delivery id.
-func (f *FirstAttempts) take(id string) (Target, bool) {
+// take removes and returns the first attempt handed over for delivery id.
+func (f *FirstAttempts) take(id string) (firstAttempt, bool) {
 	if f == nil {
-		return Target{}, false
+		return firstAttempt{}, false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	fa, ok := f.remove(id)
+	f.expire()
+	return fa, ok
+}
+
+// NotEager drops the first attempt of the delivery whose workflow id's
+// start was not eager (or failed): its first workflow task may go to any
+// worker, which opens a row of its own. The row the publish opened is
+// remembered as unsent, unless it was taken already.
+func (f *FirstAttempts) NotEager(workflowID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id, ok := f.byWF[workflowID]; ok {
+		f.drop(id)
+	}
+}
+
+// remove removes the entry of delivery id; f.mu is held.
+func (f *FirstAttempts) remove(id string) (firstAttempt, bool) {
 	fa, ok := f.byID[id]
 	if ok {
 		delete(f.byID, id)
+		delete(f.byWF, fa.wf)
 		f.bytes -= fa.bytes
 	}
-	f.expire()
-	return fa.t, ok
+	return fa, ok
+}
+
+// drop removes the entry of delivery id, not taken, and remembers its row
+// as unsent; f.mu is held.
+func (f *FirstAttempts) drop(id string) {
+	if fa, ok := f.remove(id); ok && fa.row != 0 {
+		f.unsent.note([]string{id}, fa.opened)
+	}
 }
 
 // expire drops the entries put longer than ttl ago, and forgets the ids at
@@ -108,19 +150,29 @@ func (f *FirstAttempts) expire() {
 		if ok && fa.at.After(cutoff) {
 			return
 		}
-		if ok {
-			delete(f.byID, f.order[0])
-			f.bytes -= fa.bytes
-		}
+		f.drop(f.order[0])
 		f.order = f.order[1:]
 	}
 }
 
-// ShareFirstAttempts makes s hand the targets of the first attempts of the
-// deliveries it publishes over through f, and take them there when it
-// begins one: give the same f to the stores of a process's API and of the
-// worker that eagerly starts its deliveries, and to no other.
-func (s *Store) ShareFirstAttempts(f *FirstAttempts) { s.firsts = f }
+// expireNow is expire, for the workers' loop (DropUnsent): an entry's row
+// is deleted in time even when no publish or attempt comes.
+func (f *FirstAttempts) expireNow() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expire()
+}
+
+// ShareFirstAttempts makes s hand the first attempts of the deliveries it
+// publishes over through f, and take them there when it begins one: give
+// the same f to the stores of a process's API and of the worker that
+// eagerly starts its deliveries, and to no other, before they are used. The
+// stores then share one unsent too: the rows this process opened and sent
+// nothing for, whichever store opened them.
+func (s *Store) ShareFirstAttempts(f *FirstAttempts) { s.firsts, s.unsent = f, f.unsent }
 
 // opensAtOnce reports whether the first attempt of a delivery to sub, whose
 // endpoint is in state with limits l, goes out as soon as its workflow
@@ -157,8 +209,9 @@ func subscriptionTarget(sub Subscription, state string, l Limits, previous strin
 // n targets.
 type reservation struct{ each, n int }
 
-// keepFirsts keeps the targets of ds that f has room for (all of them, or
-// none), to be handed over once published; it clears them for a nil f.
+// keepFirsts keeps the first attempts of ds that f has room for (all of
+// them, or none), stamping when their rows open (firstAt), to be handed over
+// once published; it clears them for a nil f.
 func keepFirsts(f *FirstAttempts, ev Event, ds []Delivery) reservation {
 	r := reservation{each: len(ev.Data) + len(ev.Fields.Extensions) + firstAttemptOverhead}
 	for _, d := range ds {
@@ -167,6 +220,10 @@ func keepFirsts(f *FirstAttempts, ev Event, ds []Delivery) reservation {
 		}
 	}
 	if r.n > 0 && f != nil && f.reserve(r.each*r.n) {
+		at := f.now()
+		for i := range ds {
+			ds[i].firstAt = at
+		}
 		return r
 	}
 	for i := range ds {
@@ -180,17 +237,25 @@ func anyFirst(ds []Delivery) bool {
 	return slices.ContainsFunc(ds, func(d Delivery) bool { return d.first != nil })
 }
 
-// handOver holds the targets of the deliveries a publish stored (res),
-// once it succeeded (err nil), and gives back the room r held for the rest.
-func (f *FirstAttempts) handOver(res PublishResult, r reservation, err error) {
+// handOver holds the first attempts of the deliveries a publish stored
+// (res), once it succeeded (err nil), and gives back the room r held for the
+// rest. When it failed, the rows it may have opened for ds all the same
+// (the commit can succeed while its answer is lost) are unsent.
+func (f *FirstAttempts) handOver(ds []Delivery, res PublishResult, r reservation, err error) {
 	if r.n == 0 {
 		return
 	}
-	ds, ev := res.Deliveries, res.Event
 	if err != nil {
-		ds = nil // nothing stored: every reservation goes back
+		for _, d := range ds {
+			if d.first != nil {
+				f.unsent.note([]string{d.ID}, d.firstAt)
+			}
+		}
+		f.release(r.each * r.n)
+		return
 	}
-	for _, d := range ds {
+	ev := res.Event
+	for _, d := range res.Deliveries {
 		if d.first == nil || r.n == 0 {
 			continue
 		}
@@ -199,7 +264,7 @@ func (f *FirstAttempts) handOver(res PublishResult, r reservation, err error) {
 		t.EventID, t.ExternalID, t.EventType, t.Subject, t.Data = ev.ID, ev.ExternalID, ev.Type, ev.Subject, ev.Data
 		t.OccurredAt, t.DataVersion, t.Source = ev.OccurredAt, ev.Fields.DataVersion, ev.Fields.Source
 		t.DataContentType, t.Extensions = ev.Fields.DataContentType, ev.Fields.Extensions
-		f.put(t, r.each)
+		f.put(firstAttempt{t: t, bytes: r.each, row: d.firstRow, opened: d.firstAt, wf: d.WorkflowID})
 		r.n--
 	}
 	f.release(r.each * r.n)

@@ -43,9 +43,10 @@ type Store struct {
 	// firsts hands the targets of first attempts from publishing over to
 	// this process's worker (ShareFirstAttempts); nil hands none over.
 	firsts *FirstAttempts
-	// unsent remembers the rows of failed opens, for the next open of
-	// their deliveries to remove.
-	unsent unsent
+	// unsent remembers the rows this process opened and sent nothing for
+	// (failed opens, first attempts handed over and not taken), for the
+	// next open of their deliveries, or the workers' loop, to remove.
+	unsent *unsent
 }
 
 // Open connects to PostgreSQL at url and checks the connection.
@@ -61,7 +62,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	return &Store{db: db, prep: &prepared{db: db, prepare: db.PreparexContext}}, nil
+	return &Store{db: db, prep: &prepared{db: db, prepare: db.PreparexContext}, unsent: &unsent{}}, nil
 }
 
 // Migrate applies the schema migrations.

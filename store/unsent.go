@@ -16,16 +16,17 @@ import (
 // crash cut off.
 const unsentMax = 10_000
 
-// unsent remembers the attempts rows this process asked PostgreSQL to open
-// whose statement failed: the row may still have been written (the commit
-// can succeed while its answer is lost, as when PostgreSQL stops), but no
-// request went out for it, since a request goes only after its row is
-// open. The next open of the same delivery in this process removes such a
-// row (dropUnsent) instead of closing it as unknown, and so does the
-// workers' loop (DropUnsent) as soon as PostgreSQL answers, so that every
-// row left stands for a request that may have been sent. A row remembered
-// by a process that stopped ends unknown as before.
-// The zero value is ready to use.
+// unsent remembers the attempts rows this process opened, or may have,
+// that no request went out for: those whose statement failed (the row may
+// still have been written: the commit can succeed while its answer is
+// lost, as when PostgreSQL stops; a request goes only after its row is
+// open), and those a publish opened for a first attempt handed over that
+// was not taken (FirstAttempts). The next open of the same delivery in this
+// process removes such a row (dropUnsent), and so does the workers' loop
+// (DropUnsent) as soon as PostgreSQL answers, even when another process's
+// open closed it as unknown meanwhile, so that every row left stands for a
+// request that may have been sent. A row remembered by a process that
+// stopped ends unknown as before. The zero value is ready to use.
 type unsent struct {
 	mu   sync.Mutex
 	rows map[string][]string // delivery id → each row's started_at, RFC 3339
@@ -107,8 +108,8 @@ func (s *Store) dropUnsent(ctx context.Context, ids []string) error {
 		return nil
 	}
 	_, err := s.db.ExecContext(ctx, `DELETE FROM attempts a USING unnest($1::text[], $2::timestamptz[]) AS u(delivery_id, started_at)
-		WHERE a.delivery_id = u.delivery_id AND a.started_at = u.started_at AND a.error_kind = $3`,
-		pq.Array(ds), pq.Array(at), KindInFlight)
+		WHERE a.delivery_id = u.delivery_id AND a.started_at = u.started_at AND a.error_kind IN ($3, $4)`,
+		pq.Array(ds), pq.Array(at), KindInFlight, KindUnknown)
 	if err != nil {
 		return fmt.Errorf("store: drop unsent attempts: %w", err)
 	}
@@ -118,6 +119,10 @@ func (s *Store) dropUnsent(ctx context.Context, ids []string) error {
 
 // DropUnsent is dropUnsent for every delivery, without waiting for the next
 // open of one: that may come from another process (a workflow task that
-// timed out moves on), which would close the row as unknown. The workers
-// run it every second; it makes no statement when nothing is remembered.
-func (s *Store) DropUnsent(ctx context.Context) error { return s.dropUnsent(ctx, nil) }
+// timed out moves on). It expires the first attempts handed over first
+// (FirstAttempts). The workers run it every second; it makes no statement
+// when nothing is remembered.
+func (s *Store) DropUnsent(ctx context.Context) error {
+	s.firsts.expireNow()
+	return s.dropUnsent(ctx, nil)
+}

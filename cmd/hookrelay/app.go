@@ -33,6 +33,9 @@ type app struct {
 	tls *tls.Config
 	// tracing is nil unless traces are exported (startTracing).
 	tracing *tracing.Tracing
+	// firsts hands first attempts from this process's API to its worker
+	// (store.FirstAttempts); nil when it runs no worker beside its API.
+	firsts *store.FirstAttempts
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
@@ -111,6 +114,9 @@ func (a *app) api(ctx context.Context) error {
 	if err := a.loadTLS(); err != nil {
 		return err
 	}
+	if a.cfg.APIWorker {
+		a.firsts = store.NewFirstAttempts()
+	}
 	st, c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -122,9 +128,9 @@ func (a *app) api(ctx context.Context) error {
 		// which makes their first attempt (worker.Options.MainQueueOnly).
 		opts := a.workerOptions(false)
 		opts.MainQueueOnly, opts.SweepInterval = true, 0
-		// Its publishes hand the first attempts' targets over to it
+		// Its publishes hand their first attempts over to it
 		// (store.FirstAttempts).
-		st.ShareFirstAttempts(store.NewFirstAttempts())
+		st.ShareFirstAttempts(a.firsts)
 		stop, err := worker.Start(ctx, c, st, a.logger, opts)
 		if err != nil {
 			return err

@@ -39,6 +39,7 @@ func (a *app) dev(ctx context.Context) error {
 		return err
 	}
 	defer tmp.Stop()
+	a.firsts = store.NewFirstAttempts()
 	st, c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -52,11 +53,10 @@ func (a *app) dev(ctx context.Context) error {
 		return err
 	}
 	defer apiStore.Close()
-	// The API's publishes hand the first attempts' targets over to this
+	// The API's publishes hand their first attempts over to this
 	// process's worker (store.FirstAttempts).
-	firsts := store.NewFirstAttempts()
-	st.ShareFirstAttempts(firsts)
-	apiStore.ShareFirstAttempts(firsts)
+	st.ShareFirstAttempts(a.firsts)
+	apiStore.ShareFirstAttempts(a.firsts)
 	a.metrics.WithPool("worker", st.DB().DB)
 	a.banner(auth, tmp)
 	// The first of the worker and the API to stop (Ctrl-C, or the API

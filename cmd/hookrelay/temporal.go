@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/hookrelay/hookrelay/workflows"
@@ -36,6 +37,9 @@ func (a *app) dialTemporal(ctx context.Context) (client.Client, error) {
 	// and the SDK's default gzip cost its process a tenth of its CPU per
 	// delivery (profiled), and the server inflated every request (BENCHMARKS.md).
 	opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	if a.firsts != nil {
+		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(watchEager(a.firsts.NotEager))}
+	}
 	t := a.cfg.Temporal
 	if t.TLS {
 		tc, err := tlsConfig(t.CAFile, t.CertFile, t.KeyFile, t.ServerName)
