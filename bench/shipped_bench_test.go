@@ -122,9 +122,7 @@ func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) 
 	res := measure(name, r.rcv, run(), limit)
 	res.load, res.cpu = load, cpu.cpuPer(res.receipts, time.Since(begin))
 	time.Sleep(2 * time.Second) // let the last workflows close
-	if calls != nil {
-		r.printf("%22s Temporal persistence calls per delivery: %s", "", perDelivery(calls, persistenceCalls(r.dev.temporalMetrics), res.receipts))
-	}
+	after := persistenceCalls(r.dev.temporalMetrics)
 	r.results[name] = res
 	r.printf("%-22s %5d events, %5d receipts in %6.1fs: %6.1f/s; publish→receipt p50/p95/p99 %s / %s / %s; publish answer p50/p99/max %s / %s / %s; errors %d, lost %d\n%22s load before: %s",
 		name, res.events, res.receipts, res.lastReceipt.Sub(res.firstSend).Seconds(), res.perSecond,
@@ -133,6 +131,9 @@ func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) 
 	r.printf("%22s %s", "", res.cpu)
 	r.printf("%22s receipts arrived by (25%%, 50%%, 75%%, 90%%, all; from the first send): %s, %s, %s, %s, %s", "",
 		ms(res.arrivals[0]), ms(res.arrivals[1]), ms(res.arrivals[2]), ms(res.arrivals[3]), ms(res.arrivals[4]))
+	if calls != nil {
+		r.printf("%22s Temporal persistence calls per delivery: %s", "", perDelivery(calls, after, res.receipts))
+	}
 	if res.errors > 0 || res.lost > 0 {
 		r.b.Errorf("%s: %d publications failed, %d receipts missing after %v", name, res.errors, res.lost, limit)
 	}

@@ -155,6 +155,20 @@ func (f *FirstAttempts) expire() {
 	}
 }
 
+// dropAll drops every entry not taken, remembering their rows as unsent:
+// for a process whose worker stopped, which will take none.
+func (f *FirstAttempts) dropAll() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range f.order {
+		f.drop(id)
+	}
+	f.order = nil
+}
+
 // expireNow is expire, for the workers' loop (DropUnsent): an entry's row
 // is deleted in time even when no publish or attempt comes.
 func (f *FirstAttempts) expireNow() {

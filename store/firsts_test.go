@@ -109,6 +109,31 @@ func TestFirstAttemptTakenElsewhere(t *testing.T) {
 	}
 }
 
+// TestFirstAttemptsDroppedAtStop: issue 22. A worker that stops deletes
+// the rows of the first attempts handed over to it and not taken
+// (DropHandedOver); a row taken stays, with its request to come.
+func TestFirstAttemptsDroppedAtStop(t *testing.T) {
+	t.Parallel()
+	st, ctx := testenv.Store(t), context.Background()
+	firsts := store.NewFirstAttempts()
+	st.ShareFirstAttempts(firsts)
+	subscribeType(t, st, "first.stop", "workfront")
+	taken, left := publishType(t, st, "taken", "first.stop"), publishType(t, st, "left", "first.stop")
+	if _, row, err := st.BeginTarget(ctx, store.Attempt{DeliveryID: taken.ID, StartedAt: time.Now()},
+		policies.AttemptStates(false), true); err != nil || row == 0 {
+		t.Fatalf("begin: row %d, %v", row, err)
+	}
+	if err := st.DropHandedOver(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rows := attemptRows(t, st, taken.ID); len(rows) != 1 || firsts.Len() != 0 {
+		t.Errorf("taken: rows %+v, %d held; want its row, none held", rows, firsts.Len())
+	}
+	if rows := attemptRows(t, st, left.ID); len(rows) != 0 {
+		t.Errorf("not taken: rows %+v, want none", rows)
+	}
+}
+
 // openStore opens a store of the database at url, migrated.
 func openStore(t *testing.T, url string) *store.Store {
 	t.Helper()

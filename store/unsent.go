@@ -126,3 +126,12 @@ func (s *Store) DropUnsent(ctx context.Context) error {
 	s.firsts.expireNow()
 	return s.dropUnsent(ctx, nil)
 }
+
+// DropHandedOver deletes the rows of every first attempt handed over to
+// this process's worker and not taken (FirstAttempts), as unsent: the
+// worker runs it once it stopped, so that another process does not close
+// them as unknown when it makes those attempts.
+func (s *Store) DropHandedOver(ctx context.Context) error {
+	s.firsts.dropAll()
+	return s.dropUnsent(ctx, nil)
+}

@@ -133,8 +133,10 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 			w.Stop()
 		}
 		// The outcomes of the last successes are written before the
-		// process goes: none is left to the sweeper on a clean stop.
+		// process goes: none is left to the sweeper on a clean stop; so
+		// are the rows of first attempts handed over and not made.
 		acts.Later.Wait()
+		dropHandedOver(st, logger)
 	}
 	for i, w := range ws {
 		if err := w.Start(); err != nil {
@@ -154,6 +156,17 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 		go reportBacklog(ctx, st, logger)
 	}
 	return stop, nil
+}
+
+// dropHandedOver deletes the rows of the first attempts handed over to
+// this stopped worker and not made (store.DropHandedOver), a few seconds
+// at most.
+func dropHandedOver(st *store.Store, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := st.DropHandedOver(ctx); err != nil {
+		logger.WarnContext(ctx, "handed_over_attempts_not_dropped", "error", err)
+	}
 }
 
 // dropUnsent removes the attempts rows of this process's failed opens
