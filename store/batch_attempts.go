@@ -189,13 +189,11 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 // makes no statement: the publish opened its row.
 func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unlimitedOnly bool) (t Target, row int64, err error) {
 	if a.Attempt == 0 {
-		if fa, ok := s.firsts.take(a.DeliveryID); ok {
-			if fa.row != 0 && mayBegin(fa.t, states, unlimitedOnly) {
+		if fa, ok := s.firsts.take(a.DeliveryID); ok && fa.row != 0 {
+			if mayBegin(fa.t, states, unlimitedOnly) {
 				return fa.t, fa.row, nil
 			}
-			if fa.row != 0 {
-				s.unsent.note([]string{a.DeliveryID}, fa.opened) // deleted by the open below
-			}
+			s.unsent.note([]string{a.DeliveryID}, fa.opened) // deleted by the open below
 		}
 	}
 	var out struct {

@@ -64,12 +64,9 @@ type Delivery struct {
 	// Subscription is the delivery's subscription as publishing matched
 	// it, carried in memory to its workflow's start; nil when not loaded.
 	Subscription *Subscription `db:"-" json:"-"`
-	// first is the target of its first attempt, when publishing hands it
-	// over (FirstAttempts); firstAt is when the publish opens that
-	// attempt's row, and firstRow the row's id once it did.
-	first    *Target
-	firstAt  time.Time
-	firstRow int64
+	// first is its first attempt, when publishing hands it over
+	// (FirstAttempts): the target, and the row the publish opens for it.
+	first *firstAttempt
 }
 
 const deliveryCols = `id, account_id, event_id, subscription_id, endpoint_id, event_type, policy, status,
@@ -154,7 +151,7 @@ func insertPublished(ctx context.Context, q sqlx.QueryerContext, ev Event, ds []
 // insertEvent inserts ev and its deliveries ds in one statement, filling in
 // their times: none of them when ev's id was published before (false).
 // When any delivery is handed over (first), the same statement opens its
-// first attempt's row (firstRow), and ev's body and extensions become those
+// first attempt's row (first.row), and ev's body and extensions become those
 // stored, for that attempt to send.
 func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Delivery) (bool, error) {
 	f := ev.Fields
@@ -188,7 +185,7 @@ func insertEvent(ctx context.Context, q sqlx.QueryerContext, ev *Event, ds []Del
 	}
 	for i := range ds {
 		if j := slices.Index(row.Opened, ds[i].ID); j >= 0 {
-			ds[i].firstRow = row.Rows[j]
+			ds[i].first.row = row.Rows[j]
 		}
 	}
 	return true, nil
@@ -262,8 +259,7 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 			d.OrderingKey = &ev.OrderingKey // numbered by sequence before it is inserted
 		}
 		if opensAtOnce(sub, m.Queue, m.State, m.Limits) {
-			t := subscriptionTarget(sub, m.State, m.Limits, m.PreviousSecret)
-			d.first = &t
+			d.first = &firstAttempt{t: subscriptionTarget(sub, m.State, m.Limits, m.PreviousSecret)}
 		}
 		out = append(out, d)
 	}

@@ -33,7 +33,7 @@ func deliveryArgs(ds []Delivery) []any {
 	opened := make([]string, n)
 	for i, d := range ds {
 		if d.first != nil {
-			opened[i] = d.firstAt.Format(time.RFC3339Nano)
+			opened[i] = d.first.opened.Format(time.RFC3339Nano)
 		}
 		ids[i], subs[i], eps[i], pols[i] = d.ID, d.SubscriptionID, d.EndpointID, d.Policy
 		statuses[i], wfs[i], reasons[i], started[i] = string(d.Status), d.WorkflowID, d.FinalReason, d.Started

@@ -141,10 +141,13 @@ func (f *FirstAttempts) drop(id string) {
 	}
 }
 
-// expire drops the entries put longer than ttl ago, and forgets the ids at
-// the front of the order that were taken.
-func (f *FirstAttempts) expire() {
-	cutoff := f.now().Add(-f.ttl)
+// expire drops the entries put longer than ttl ago; f.mu is held.
+func (f *FirstAttempts) expire() { f.expireBefore(f.now().Add(-f.ttl)) }
+
+// expireBefore drops the entries put before cutoff, remembering their rows
+// as unsent, and forgets the ids at the front of the order that were
+// taken; f.mu is held.
+func (f *FirstAttempts) expireBefore(cutoff time.Time) {
 	for len(f.order) > 0 {
 		fa, ok := f.byID[f.order[0]]
 		if ok && fa.at.After(cutoff) {
@@ -155,28 +158,20 @@ func (f *FirstAttempts) expire() {
 	}
 }
 
-// dropAll drops every entry not taken, remembering their rows as unsent:
-// for a process whose worker stopped, which will take none.
-func (f *FirstAttempts) dropAll() {
+// sweep expires entries outside a publish or an attempt: for the workers'
+// loop (DropUnsent), so that a row is deleted in time even when neither
+// comes, or, when all, every entry, for a worker that stopped and will take
+// none (DropHandedOver). A nil f holds nothing.
+func (f *FirstAttempts) sweep(all bool) {
 	if f == nil {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, id := range f.order {
-		f.drop(id)
-	}
-	f.order = nil
-}
-
-// expireNow is expire, for the workers' loop (DropUnsent): an entry's row
-// is deleted in time even when no publish or attempt comes.
-func (f *FirstAttempts) expireNow() {
-	if f == nil {
+	if all {
+		f.expireBefore(f.now())
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.expire()
 }
 
@@ -224,7 +219,7 @@ func subscriptionTarget(sub Subscription, state string, l Limits, previous strin
 type reservation struct{ each, n int }
 
 // keepFirsts keeps the first attempts of ds that f has room for (all of
-// them, or none), stamping when their rows open (firstAt), to be handed over
+// them, or none), stamping when their rows open (opened), to be handed over
 // once published; it clears them for a nil f.
 func keepFirsts(f *FirstAttempts, ev Event, ds []Delivery) reservation {
 	r := reservation{each: len(ev.Data) + len(ev.Fields.Extensions) + firstAttemptOverhead}
@@ -235,8 +230,10 @@ func keepFirsts(f *FirstAttempts, ev Event, ds []Delivery) reservation {
 	}
 	if r.n > 0 && f != nil && f.reserve(r.each*r.n) {
 		at := f.now()
-		for i := range ds {
-			ds[i].firstAt = at
+		for _, d := range ds {
+			if d.first != nil {
+				d.first.opened = at
+			}
 		}
 		return r
 	}
@@ -262,7 +259,7 @@ func (f *FirstAttempts) handOver(ds []Delivery, res PublishResult, r reservation
 	if err != nil {
 		for _, d := range ds {
 			if d.first != nil {
-				f.unsent.note([]string{d.ID}, d.firstAt)
+				f.unsent.note([]string{d.ID}, d.first.opened)
 			}
 		}
 		f.release(r.each * r.n)
@@ -273,12 +270,14 @@ func (f *FirstAttempts) handOver(ds []Delivery, res PublishResult, r reservation
 		if d.first == nil || r.n == 0 {
 			continue
 		}
-		t := *d.first
+		fa := *d.first
+		t := &fa.t
 		t.DeliveryID, t.CreatedAt = d.ID, d.CreatedAt
 		t.EventID, t.ExternalID, t.EventType, t.Subject, t.Data = ev.ID, ev.ExternalID, ev.Type, ev.Subject, ev.Data
 		t.OccurredAt, t.DataVersion, t.Source = ev.OccurredAt, ev.Fields.DataVersion, ev.Fields.Source
 		t.DataContentType, t.Extensions = ev.Fields.DataContentType, ev.Fields.Extensions
-		f.put(firstAttempt{t: t, bytes: r.each, row: d.firstRow, opened: d.firstAt, wf: d.WorkflowID})
+		fa.bytes, fa.wf = r.each, d.WorkflowID
+		f.put(fa)
 		r.n--
 	}
 	f.release(r.each * r.n)

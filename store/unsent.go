@@ -123,7 +123,7 @@ func (s *Store) dropUnsent(ctx context.Context, ids []string) error {
 // (FirstAttempts). The workers run it every second; it makes no statement
 // when nothing is remembered.
 func (s *Store) DropUnsent(ctx context.Context) error {
-	s.firsts.expireNow()
+	s.firsts.sweep(false)
 	return s.dropUnsent(ctx, nil)
 }
 
@@ -132,6 +132,6 @@ func (s *Store) DropUnsent(ctx context.Context) error {
 // worker runs it once it stopped, so that another process does not close
 // them as unknown when it makes those attempts.
 func (s *Store) DropHandedOver(ctx context.Context) error {
-	s.firsts.dropAll()
+	s.firsts.sweep(true)
 	return s.dropUnsent(ctx, nil)
 }

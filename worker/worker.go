@@ -136,7 +136,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 		// process goes: none is left to the sweeper on a clean stop; so
 		// are the rows of first attempts handed over and not made.
 		acts.Later.Wait()
-		dropHandedOver(st, logger)
+		dropRows(context.Background(), logger, "handed_over_attempts_not_dropped", st.DropHandedOver)
 	}
 	for i, w := range ws {
 		if err := w.Start(); err != nil {
@@ -149,7 +149,9 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	logger.InfoContext(ctx, "worker_started", "task_queues", queueNames(q, len(ws)))
 	s := &starter.Starter{Store: st, Temporal: c, Logger: logger, Defaults: opts.EdgeDefaults, Queues: q, Metrics: opts.Metrics}
 	acts.StartDeliveries = s.Start
-	go starter.Every(ctx, time.Second, func(ctx context.Context) { dropUnsent(ctx, st, logger) })
+	go starter.Every(ctx, time.Second, func(ctx context.Context) {
+		dropRows(ctx, logger, "unsent_attempts_not_dropped", st.DropUnsent)
+	})
 	if opts.SweepInterval > 0 {
 		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
 		go prune(ctx, st, logger, opts)
@@ -158,23 +160,13 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	return stop, nil
 }
 
-// dropHandedOver deletes the rows of the first attempts handed over to
-// this stopped worker and not made (store.DropHandedOver), a few seconds
-// at most.
-func dropHandedOver(st *store.Store, logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := st.DropHandedOver(ctx); err != nil {
-		logger.WarnContext(ctx, "handed_over_attempts_not_dropped", "error", err)
-	}
-}
-
-// dropUnsent removes the attempts rows of this process's failed opens
-// (store.DropUnsent), a few seconds at most per try.
-func dropUnsent(ctx context.Context, st *store.Store, logger *slog.Logger) {
+// dropRows runs drop, one of the store's deletes of attempts rows no
+// request went out for (store.DropUnsent, store.DropHandedOver), for a few
+// seconds at most, and logs msg if it fails.
+func dropRows(ctx context.Context, logger *slog.Logger, msg string, drop func(context.Context) error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := st.DropUnsent(ctx); err != nil {
-		logger.WarnContext(ctx, "unsent_attempts_not_dropped", "error", err)
+	if err := drop(ctx); err != nil {
+		logger.WarnContext(ctx, msg, "error", err)
 	}
 }
