@@ -185,6 +185,7 @@ func measure(name string, rcv *hitReceiver, shots []shot, limit time.Duration) p
 		}
 	}
 	r.receipts = len(e2e)
+	writeTrace(name, rcv, shots, r.firstSend)
 	if span := r.lastReceipt.Sub(r.firstSend); span > 0 {
 		r.perSecond = float64(r.receipts) / span.Seconds()
 	}
