@@ -216,5 +216,5 @@ func pct(ds []time.Duration, p float64) time.Duration {
 
 // ms formats a duration in milliseconds.
 func ms(d time.Duration) string {
-	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+	return fmt.Sprintf("%.1f ms", millis(d))
 }

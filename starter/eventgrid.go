@@ -29,16 +29,13 @@ func PolicyWith(sub store.Subscription, d policies.EdgeDefaults) (policies.Polic
 // subscription per call (signal-with-start) and claims them itself.
 func (s *Starter) routeEventGrid(ctx context.Context, ds []store.Delivery, subs map[string]store.Subscription) ([]store.Delivery, error) {
 	rest := ds[:0:0]
-	woken, looked := map[string]bool{}, map[string]bool{}
+	woken := map[string]bool{}
 	var errs []error
 	for _, d := range ds {
 		if d.Started {
 			continue
 		}
 		sub, err := s.subscription(ctx, d, subs)
-		if err == nil && eventgrid.Of(sub.Options).Awaiting() {
-			sub, err = s.awaitingNow(ctx, sub, subs, looked)
-		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -58,31 +55,17 @@ func (s *Starter) routeEventGrid(ctx context.Context, ds []store.Delivery, subs 
 	return rest, errors.Join(errs...)
 }
 
-// awaitingNow reads again, once per call (looked), a subscription that
-// awaited its handshake when the deliveries' publication matched it. The
-// handshake may have succeeded after that match and before the publication
-// committed; startWaiting, which starts the deliveries that waited, then
-// read them before they existed, and only this look after the commit sees
-// both.
-func (s *Starter) awaitingNow(ctx context.Context, sub store.Subscription, subs map[string]store.Subscription, looked map[string]bool) (store.Subscription, error) {
-	if looked[sub.ID] {
-		return sub, nil
-	}
-	looked[sub.ID] = true
-	now, err := s.Store.SubscriptionByID(ctx, sub.ID)
-	if err != nil {
-		return sub, err
-	}
-	subs[sub.ID] = now
-	return now, nil
-}
-
 // subscription returns d's subscription, deleted or not, through the cache.
+// It takes the subscription as d's publication matched it, unless it then
+// awaited its Event Grid handshake: the handshake may have succeeded after
+// that match and before the publication committed, when startWaiting (which
+// starts the deliveries that waited) could not see d yet, so it is read
+// again now that d is committed.
 func (s *Starter) subscription(ctx context.Context, d store.Delivery, subs map[string]store.Subscription) (store.Subscription, error) {
 	if sub, ok := subs[d.SubscriptionID]; ok {
 		return sub, nil
 	}
-	if d.Subscription != nil { // as publishing matched it
+	if d.Subscription != nil && !eventgrid.Of(d.Subscription.Options).Awaiting() {
 		subs[d.SubscriptionID] = *d.Subscription
 		return *d.Subscription, nil
 	}
