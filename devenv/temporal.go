@@ -76,6 +76,7 @@ type Temporal struct {
 	tempLog  bool          // LogPath is a temporary file for Stop to delete
 	done     chan struct{} // closed when the process has exited
 	waitErr  error         // set before done is closed
+	ckpt     *checkpointer // nil for an in-memory server
 }
 
 // StartTemporal runs `temporal server start-dev` on 127.0.0.1, waits until the
@@ -117,6 +118,13 @@ func startTemporalOnce(ctx context.Context, cfg TemporalConfig, attrs map[string
 			err = errors.Join(err, stopErr)
 		}
 		return nil, err
+	}
+	if cfg.DBFile != "" {
+		ckpt, err := startCheckpoints(cfg.DBFile, checkpointEvery, logger)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("start temporal: %w", err), t.stop())
+		}
+		t.ckpt = ckpt
 	}
 	logger.Info("temporal_started", "address", t.Address, "ui_address", t.UIAddress,
 		"namespace", t.Namespace, "db_file", cfg.DBFile, "log_path", t.LogPath, "took", time.Since(begin))
@@ -318,6 +326,8 @@ func (t *Temporal) removeTempLog() error {
 
 // stop ends the server process, keeping its log.
 func (t *Temporal) stop() error {
+	t.ckpt.stop()
+	t.ckpt = nil
 	if t.cmd == nil || t.cmd.Process == nil {
 		return nil
 	}
@@ -342,6 +352,8 @@ func (t *Temporal) stop() error {
 // Kill ends the server with SIGKILL, as a crash would (the chaos suite);
 // StartTemporal on the same DBFile and port starts it again.
 func (t *Temporal) Kill() error {
+	t.ckpt.stop()
+	t.ckpt = nil
 	if t.cmd == nil || t.cmd.Process == nil {
 		return nil
 	}
