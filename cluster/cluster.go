@@ -100,13 +100,22 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 // the tests), which PostgreSQL's default of 100 is not.
 const maxConnections = 400
 
+// pgSettings are the cluster's PostgreSQL settings. Beside the connection
+// limit: shared_buffers of 512 MB rather than 128 holds what Temporal writes
+// in a benchmark's minutes, where PostgreSQL's backends otherwise evicted
+// dirty pages to the kernel, which flushed them in bursts of 10-50 MB that
+// every commit's sync queued behind; backend_flush_after starts the writing
+// of what backends still evict every 256 kB instead
+// (docs/operations.md#postgresql-settings-of-the-local-clusters).
+var pgSettings = []string{"max_connections=" + strconv.Itoa(maxConnections), "shared_buffers=512MB", "backend_flush_after=256kB"}
+
 func newCluster(cfg Config) *Cluster {
 	return &Cluster{cfg: cfg, procs: map[string]*exec.Cmd{}, ports: map[string][2]int{}, recipes: map[string]recipe{}}
 }
 
 func (c *Cluster) startPostgres(ctx context.Context) error {
 	pg, err := devenv.StartPostgres(ctx, devenv.PostgresConfig{DataDir: filepath.Join(c.cfg.Dir, "postgres"),
-		StatementStats: true, Settings: []string{"max_connections=" + strconv.Itoa(maxConnections)}}, c.cfg.Logger)
+		StatementStats: true, Settings: pgSettings}, c.cfg.Logger)
 	if err != nil {
 		return err
 	}
