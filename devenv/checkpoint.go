@@ -15,12 +15,6 @@ import (
 // write-ahead log back into its database file.
 const checkpointEvery = 100 * time.Millisecond
 
-// checkpointTries bounds the passive checkpoints of one round: the server
-// appends to the log while one runs, and only a checkpoint that copied the
-// whole log lets the server's next commit start the log again from its
-// beginning; the ones after the first have only those few pages to copy.
-const checkpointTries = 3
-
 // checkpointer runs the checkpoints of a file-backed dev server's SQLite
 // log from a connection of its own, in this process.
 //
@@ -78,18 +72,18 @@ func (c *checkpointer) run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// checkpoint copies into the database file the pages of the log, and syncs
-// it, until it has copied the whole log or made checkpointTries attempts.
+// checkpoint copies into the database file the pages of the log no reader
+// still needs, and syncs it. A complete one lets the server's next commit
+// start the log again from its beginning, but only when nothing reads the
+// log at that instant: measured at 50 deliveries a second, these completed
+// every time and the log still grew to the server's threshold between its
+// restarts, where the server's own checkpoint had only what was written
+// since this one's to copy.
 func (c *checkpointer) checkpoint(ctx context.Context) error {
-	for range checkpointTries {
-		var busy, logged, copied int
-		err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &copied)
-		if err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-		if copied >= logged {
-			return nil
-		}
+	var busy, logged, copied int
+	err := c.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &copied)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
 }
