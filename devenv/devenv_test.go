@@ -84,6 +84,14 @@ func TestPostgres(t *testing.T) {
 	if user != "hookrelay" || dbName != "hookrelay" {
 		t.Errorf("connected as %s to %s, want hookrelay to hookrelay", user, dbName)
 	}
+	var segment, maxWAL string
+	row = openDB(t, pg.URL).QueryRowContext(t.Context(), "SELECT current_setting('wal_segment_size'), current_setting('max_wal_size')")
+	if err := row.Scan(&segment, &maxWAL); err != nil {
+		t.Fatal(err)
+	}
+	if segment != "1MB" || maxWAL != "1GB" {
+		t.Errorf("wal_segment_size %s, max_wal_size %s; want 1MB and 1GB (walSegmentMB, walSizes)", segment, maxWAL)
+	}
 
 	url, err := pg.CreateDatabase(t.Context(), "isolated")
 	if err != nil {

@@ -86,7 +86,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig, logger *slog.Logger)
 	if err := r.prepareDir(dataDir); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	settings := cfg.Settings
+	settings := append(walSizes(), cfg.Settings...)
 	if cfg.StatementStats && r.hasLibrary("pg_stat_statements") {
 		settings = append(settings, "shared_preload_libraries=pg_stat_statements")
 	}
@@ -142,6 +142,15 @@ func (p *Postgres) startOrReuse(ctx context.Context, port int, logger *slog.Logg
 // seconds and stopped every commit for 60-170 ms; a 1 MB one takes a few
 // (docs/operations.md#postgresql-settings-of-the-local-clusters).
 const walSegmentMB = "1"
+
+// walSizes are PostgreSQL's own defaults for how much log to keep, which
+// initdb scales down with the segment size (max_wal_size 64 MB for 1 MB
+// segments): left so, a busy cluster checkpointed every few seconds and
+// wrote every page it touched again whole into the log after each one.
+// Settings given later win.
+func walSizes() []string {
+	return []string{"max_wal_size=1GB", "min_wal_size=80MB"}
+}
 
 // initdb creates the cluster unless DataDir already holds one.
 func (p *Postgres) initdb(ctx context.Context, logger *slog.Logger) error {
