@@ -326,8 +326,7 @@ func (t *Temporal) removeTempLog() error {
 
 // stop ends the server process, keeping its log.
 func (t *Temporal) stop() error {
-	t.ckpt.stop()
-	t.ckpt = nil
+	t.stopCheckpoints()
 	if t.cmd == nil || t.cmd.Process == nil {
 		return nil
 	}
@@ -349,11 +348,16 @@ func (t *Temporal) stop() error {
 	return nil
 }
 
+// stopCheckpoints ends the checkpointer, if one runs.
+func (t *Temporal) stopCheckpoints() {
+	t.ckpt.stop()
+	t.ckpt = nil
+}
+
 // Kill ends the server with SIGKILL, as a crash would (the chaos suite);
 // StartTemporal on the same DBFile and port starts it again.
 func (t *Temporal) Kill() error {
-	t.ckpt.stop()
-	t.ckpt = nil
+	t.stopCheckpoints()
 	if t.cmd == nil || t.cmd.Process == nil {
 		return nil
 	}

@@ -20,10 +20,10 @@ package devenv
 // stays consistent whatever happens, and nothing is lost when a process
 // crashes or is killed; a power failure or kernel crash can lose the
 // transactions logged since the last checkpoint (about 100 ms of workflow
-// progress with the checkpointer running, at most 40 MB of log without it). Deliveries stored in PostgreSQL are never
-// lost: the sweeper starts again any whose workflow is gone, and a delivery
-// whose progress is rolled back makes its attempt again (receivers
-// deduplicate on Webhook-Id).
+// progress with the checkpointer running, at most 40 MB of log without it).
+// Deliveries stored in PostgreSQL are never lost: the sweeper starts again
+// any whose workflow is gone, and a delivery whose progress is rolled back
+// makes its attempt again (receivers deduplicate on Webhook-Id).
 var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal", "wal_autocheckpoint=10000"}
 
 // sqliteArgs are the dev server's flags for its SQLite file, none for an
