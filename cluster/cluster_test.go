@@ -61,10 +61,25 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	checkSettings(t, st)
 	if os.Getenv("HOOKRELAY_CLUSTER_ONLY") == "" {
 		deliverAll(t, c, st, started)
 	}
 	failures(t, c, st)
+}
+
+// checkSettings fails the test unless the cluster's PostgreSQL runs with the
+// settings cluster.go gives it (docs/operations.md).
+func checkSettings(t *testing.T, st *store.Store) {
+	var buffers, flush, compression string
+	err := st.DB().QueryRowContext(t.Context(), `SELECT current_setting('shared_buffers'),
+		current_setting('backend_flush_after'), current_setting('wal_compression')`).Scan(&buffers, &flush, &compression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buffers != "512MB" || flush != "256kB" || compression != "lz4" {
+		t.Errorf("shared_buffers %s, backend_flush_after %s, wal_compression %s; want 512MB, 256kB, lz4", buffers, flush, compression)
+	}
 }
 
 // startCluster starts the stack of `make run-cluster` in a fresh directory,
