@@ -76,8 +76,9 @@ func TestPostgres(t *testing.T) {
 	if !strings.HasPrefix(pg.URL, want) || !strings.HasSuffix(pg.URL, "/hookrelay?sslmode=disable") {
 		t.Errorf("URL = %q", pg.URL)
 	}
+	db := openDB(t, pg.URL)
 	var user, dbName string
-	row := openDB(t, pg.URL).QueryRowContext(t.Context(), "SELECT current_user, current_database()")
+	row := db.QueryRowContext(t.Context(), "SELECT current_user, current_database()")
 	if err := row.Scan(&user, &dbName); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestPostgres(t *testing.T) {
 		t.Errorf("connected as %s to %s, want hookrelay to hookrelay", user, dbName)
 	}
 	var segment, maxWAL string
-	row = openDB(t, pg.URL).QueryRowContext(t.Context(), "SELECT current_setting('wal_segment_size'), current_setting('max_wal_size')")
+	row = db.QueryRowContext(t.Context(), "SELECT current_setting('wal_segment_size'), current_setting('max_wal_size')")
 	if err := row.Scan(&segment, &maxWAL); err != nil {
 		t.Fatal(err)
 	}
