@@ -84,7 +84,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	steps := []func(context.Context) error{c.startPostgres, c.applySchema, c.startTemporal, c.startUI,
-		c.setup, c.startAPIs, c.startWorkers}
+		c.setup, c.trimVisibility, c.startAPIs, c.startWorkers}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			c.Stop()
@@ -105,13 +105,11 @@ const maxConnections = 400
 // in a benchmark's minutes, where PostgreSQL's backends otherwise evicted
 // dirty pages to the kernel, which flushed them in bursts of 10-50 MB that
 // every commit's sync queued behind; backend_flush_after starts the writing
-// of what backends still evict every 256 kB instead. After each checkpoint,
-// the first change to every page writes the whole page into the log (up to
-// 22 MB a second measured behind a saturated phase, every commit's sync
-// waiting behind it): wal_compression compresses those pages with lz4
-// (docs/operations.md#postgresql-settings-of-the-local-clusters).
+// of what backends still evict every 256 kB instead
+// (docs/operations.md#postgresql-settings-of-the-local-clusters). The log's
+// settings are devenv's, as under `make run`.
 var pgSettings = []string{"max_connections=" + strconv.Itoa(maxConnections), "shared_buffers=512MB",
-	"backend_flush_after=256kB", "wal_compression=lz4"}
+	"backend_flush_after=256kB"}
 
 func newCluster(cfg Config) *Cluster {
 	return &Cluster{cfg: cfg, procs: map[string]*exec.Cmd{}, ports: map[string][2]int{}, recipes: map[string]recipe{}}

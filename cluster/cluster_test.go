@@ -6,15 +6,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/hookrelay/hookrelay/cluster"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
+	"github.com/hookrelay/hookrelay/workflows"
 )
 
 const (
@@ -62,6 +66,7 @@ func TestCluster(t *testing.T) {
 	}
 	defer st.Close()
 	checkSettings(t, st)
+	checkVisibility(t, c)
 	if os.Getenv("HOOKRELAY_CLUSTER_ONLY") == "" {
 		deliverAll(t, c, st, started)
 	}
@@ -79,6 +84,34 @@ func checkSettings(t *testing.T, st *store.Store) {
 	}
 	if buffers != "512MB" || flush != "256kB" || compression != "lz4" {
 		t.Errorf("shared_buffers %s, backend_flush_after %s, wal_compression %s; want 512MB, 256kB, lz4", buffers, flush, compression)
+	}
+}
+
+// checkVisibility fails the test unless Temporal's visibility table kept
+// the index of every column hookrelay's search attributes are mapped to
+// (Keyword and Int ones) and none of the other custom columns'
+// (cluster/visibility.go).
+func checkVisibility(t *testing.T, c *cluster.Cluster) {
+	db, err := sqlx.Open("postgres", strings.Replace(c.PG.URL, "/hookrelay?", "/temporal_visibility?", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var keywords, ints, unused int
+	err = db.QueryRowContext(t.Context(), `SELECT count(*) FILTER (WHERE indexname ~ '^by_keyword_[0-9]+$'),
+		count(*) FILTER (WHERE indexname ~ '^by_int_[0-9]+$'),
+		count(*) FILTER (WHERE indexname ~ '^by_(bool|datetime|double|text|keyword_list)_[0-9]+$|^by_history_length$')
+		FROM pg_indexes WHERE tablename = 'executions_visibility'`).Scan(&keywords, &ints, &unused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, typ := range workflows.SearchAttributes() {
+		want[typ]++
+	}
+	if keywords != want["Keyword"] || ints != want["Int"] || unused != 0 {
+		t.Errorf("visibility indexes: %d keyword, %d int, %d unused; want %d, %d, 0", keywords, ints, unused,
+			want["Keyword"], want["Int"])
 	}
 }
 

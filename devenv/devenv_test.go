@@ -85,13 +85,15 @@ func TestPostgres(t *testing.T) {
 	if user != "hookrelay" || dbName != "hookrelay" {
 		t.Errorf("connected as %s to %s, want hookrelay to hookrelay", user, dbName)
 	}
-	var segment, maxWAL string
-	row = db.QueryRowContext(t.Context(), "SELECT current_setting('wal_segment_size'), current_setting('max_wal_size')")
-	if err := row.Scan(&segment, &maxWAL); err != nil {
+	var segment, maxWAL, compression string
+	row = db.QueryRowContext(t.Context(), `SELECT current_setting('wal_segment_size'), current_setting('max_wal_size'),
+		current_setting('wal_compression')`)
+	if err := row.Scan(&segment, &maxWAL, &compression); err != nil {
 		t.Fatal(err)
 	}
-	if segment != "1MB" || maxWAL != "1GB" {
-		t.Errorf("wal_segment_size %s, max_wal_size %s; want 1MB and 1GB (walSegmentMB, walSizes)", segment, maxWAL)
+	if segment != "1MB" || maxWAL != "1GB" || compression != "lz4" {
+		t.Errorf("wal_segment_size %s, max_wal_size %s, wal_compression %s; want 1MB, 1GB, lz4 (walSegmentMB, walSettings)",
+			segment, maxWAL, compression)
 	}
 
 	url, err := pg.CreateDatabase(t.Context(), "isolated")

@@ -86,7 +86,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig, logger *slog.Logger)
 	if err := r.prepareDir(dataDir); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	settings := append(walSizes(), cfg.Settings...)
+	settings := append(walSettings(), cfg.Settings...)
 	if cfg.StatementStats && r.hasLibrary("pg_stat_statements") {
 		settings = append(settings, "shared_preload_libraries=pg_stat_statements")
 	}
@@ -143,13 +143,17 @@ func (p *Postgres) startOrReuse(ctx context.Context, port int, logger *slog.Logg
 // (docs/operations.md#postgresql-settings-of-the-local-clusters).
 const walSegmentMB = "1"
 
-// walSizes are PostgreSQL's own defaults for how much log to keep, which
+// walSettings are PostgreSQL's own defaults for how much log to keep, which
 // initdb scales down with the segment size (max_wal_size 64 MB for 1 MB
 // segments): left so, a busy cluster checkpointed every few seconds and
-// wrote every page it touched again whole into the log after each one.
-// Settings given later win.
-func walSizes() []string {
-	return []string{"max_wal_size=1GB", "min_wal_size=80MB"}
+// wrote every page it touched again whole into the log after each one. The
+// whole pages a checkpoint still causes (the first change to each page after
+// it) are compressed with lz4: behind a saturated phase they were up to 22 MB
+// of log a second, which every commit's sync waited behind
+// (docs/operations.md#postgresql-settings-of-the-local-clusters). Settings
+// given later win.
+func walSettings() []string {
+	return []string{"max_wal_size=1GB", "min_wal_size=80MB", "wal_compression=lz4"}
 }
 
 // initdb creates the cluster unless DataDir already holds one.
