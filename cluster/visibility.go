@@ -20,9 +20,10 @@ import (
 // and every workflow writes its row twice (started, closed), each time into
 // every index: on the cluster at 50 deliveries a second its PostgreSQL
 // spent as much CPU on visibility as on the rest of Temporal's store
-// (docs/operations.md#temporals-visibility-indexes). The indexes the Web
-// UI's filters, schedules, batch operations, worker versioning, GetVersion's
-// TemporalChangeVersion and the parent and root workflow links use stay.
+// (docs/operations.md#temporals-visibility-indexes). The indexes used by
+// the Web UI's filters, schedules, batch operations, worker versioning,
+// GetVersion's TemporalChangeVersion and the parent and root workflow links
+// are kept.
 var unusedVisibilityIndexes = []string{
 	"by_history_length", "by_history_size_bytes", "by_execution_duration", "by_state_transition_count",
 	"by_binary_checksums", "by_temporal_external_payload_size_bytes", "by_temporal_external_payload_count",
@@ -96,7 +97,8 @@ func scanNames(rows *sql.Rows) ([]string, error) {
 }
 
 // mappedColumns are the custom search-attribute columns any namespace of
-// the cluster maps an attribute to.
+// the cluster maps an attribute to (one page of namespaces: the stack has
+// two, default and temporal-system).
 func (c *Cluster) mappedColumns(ctx context.Context) (map[string]bool, error) {
 	conn, err := grpc.NewClient(c.Temporal, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
