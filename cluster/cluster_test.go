@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,7 +73,7 @@ func TestCluster(t *testing.T) {
 }
 
 // checkSettings fails the test unless the cluster's PostgreSQL runs with the
-// settings cluster.go gives it (docs/operations.md).
+// settings cluster.go and devenv give it (docs/operations.md).
 func checkSettings(t *testing.T, st *store.Store) {
 	var buffers, flush, compression string
 	err := st.DB().QueryRowContext(t.Context(), `SELECT current_setting('shared_buffers'),
@@ -92,7 +91,7 @@ func checkSettings(t *testing.T, st *store.Store) {
 // (Keyword and Int ones) and none of the other custom columns'
 // (cluster/visibility.go).
 func checkVisibility(t *testing.T, c *cluster.Cluster) {
-	db, err := sqlx.Open("postgres", strings.Replace(c.PG.URL, "/hookrelay?", "/temporal_visibility?", 1))
+	db, err := sqlx.Open("postgres", c.PG.DatabaseURL("temporal_visibility"))
 	if err != nil {
 		t.Fatal(err)
 	}

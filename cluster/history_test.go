@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -13,7 +12,7 @@ import (
 // every shard it held, and starts it again (ready once it holds shards
 // again).
 func killHistory(r *run) string {
-	db, err := sqlx.Open("postgres", strings.Replace(r.c.PG.URL, "/hookrelay?", "/temporal?", 1))
+	db, err := sqlx.Open("postgres", r.c.PG.DatabaseURL("temporal"))
 	if err != nil {
 		r.t.Error(err)
 		return ""

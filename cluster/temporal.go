@@ -62,8 +62,7 @@ func (c *Cluster) applySchema(ctx context.Context) error {
 // databaseExists tells whether the cluster has database db with Temporal's
 // schema version table in it.
 func (c *Cluster) databaseExists(ctx context.Context, db string) bool {
-	u := strings.Replace(c.PG.URL, "/hookrelay?", "/"+db+"?", 1)
-	cmd := exec.CommandContext(ctx, "psql", u, "-tAc", "SELECT 1 FROM schema_version LIMIT 1")
+	cmd := exec.CommandContext(ctx, "psql", c.PG.DatabaseURL(db), "-tAc", "SELECT 1 FROM schema_version LIMIT 1")
 	out, err := cmd.Output()
 	return err == nil && strings.TrimSpace(string(out)) == "1"
 }

@@ -2,10 +2,9 @@ package cluster
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"strings"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
@@ -56,21 +55,18 @@ func customIndexes(mapped map[string]bool) []string {
 	return out
 }
 
-// TrimVisibility drops, from the visibility database at url, the indexes
+// dropUnusedIndexes drops, from the visibility database at url, the indexes
 // of unusedVisibilityIndexes and those of the custom columns mapped holds
 // none of; it can run again. It returns the indexes it dropped.
-func TrimVisibility(ctx context.Context, url string, mapped map[string]bool) ([]string, error) {
-	db, err := sql.Open("postgres", url)
+func dropUnusedIndexes(ctx context.Context, url string, mapped map[string]bool) ([]string, error) {
+	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: visibility database: %w", err)
 	}
 	defer db.Close()
 	var present []string
-	rows, err := db.QueryContext(ctx, `SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'
+	err = db.SelectContext(ctx, &present, `SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'
 		AND indexname = ANY($1)`, pq.Array(append(customIndexes(mapped), unusedVisibilityIndexes...)))
-	if err == nil {
-		present, err = scanNames(rows)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: visibility indexes: %w", err)
 	}
@@ -80,20 +76,6 @@ func TrimVisibility(ctx context.Context, url string, mapped map[string]bool) ([]
 		}
 	}
 	return present, nil
-}
-
-// scanNames reads rows of one text column and closes them.
-func scanNames(rows *sql.Rows) ([]string, error) {
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // mappedColumns are the custom search-attribute columns any namespace of
@@ -118,15 +100,14 @@ func (c *Cluster) mappedColumns(ctx context.Context) (map[string]bool, error) {
 	return mapped, nil
 }
 
-// trimVisibility runs TrimVisibility on the cluster once hookrelay's setup
+// trimVisibility runs dropUnusedIndexes on the cluster once hookrelay's setup
 // has mapped its search attributes.
 func (c *Cluster) trimVisibility(ctx context.Context) error {
 	mapped, err := c.mappedColumns(ctx)
 	if err != nil {
 		return err
 	}
-	url := strings.Replace(c.PG.URL, "/hookrelay?", "/temporal_visibility?", 1)
-	dropped, err := TrimVisibility(ctx, url, mapped)
+	dropped, err := dropUnusedIndexes(ctx, c.PG.DatabaseURL("temporal_visibility"), mapped)
 	if err == nil {
 		c.cfg.Logger.Info("visibility_indexes_trimmed", "dropped", len(dropped), "mapped_columns", len(mapped))
 	}

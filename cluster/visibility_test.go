@@ -1,24 +1,25 @@
 package cluster
 
 import (
-	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
 // TestTrimVisibility: on Temporal's visibility schema (go.temporal.io/
-// server's, in a real PostgreSQL), TrimVisibility drops the unused indexes
+// server's, in a real PostgreSQL), dropUnusedIndexes drops the unused indexes
 // and those of the custom columns no attribute is mapped to, keeps the
 // mapped ones and those the Web UI and Temporal's features filter by, and
 // drops nothing when run again.
 func TestTrimVisibility(t *testing.T) {
 	url := testenv.DatabaseURL(t)
-	db, err := sql.Open("postgres", url)
+	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestTrimVisibility(t *testing.T) {
 	loadVisibilitySchema(t, db)
 	before := visibilityIndexes(t, db)
 	mapped := map[string]bool{"Keyword01": true, "Keyword06": true, "Int01": true, "KeywordList02": true}
-	dropped, err := TrimVisibility(t.Context(), url, mapped)
+	dropped, err := dropUnusedIndexes(t.Context(), url, mapped)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +48,14 @@ func TestTrimVisibility(t *testing.T) {
 			t.Errorf("%s: before %v, after %v", name, slices.Contains(before, name), slices.Contains(after, name))
 		}
 	}
-	if again, err := TrimVisibility(t.Context(), url, mapped); err != nil || len(again) != 0 {
+	if again, err := dropUnusedIndexes(t.Context(), url, mapped); err != nil || len(again) != 0 {
 		t.Errorf("run again: dropped %v, %v", again, err)
 	}
 }
 
 // loadVisibilitySchema creates Temporal's visibility tables in db from the
 // server module's schema file.
-func loadVisibilitySchema(t *testing.T, db *sql.DB) {
+func loadVisibilitySchema(t *testing.T, db *sqlx.DB) {
 	root, err := devenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -73,12 +74,9 @@ func loadVisibilitySchema(t *testing.T, db *sql.DB) {
 }
 
 // visibilityIndexes are the names of executions_visibility's indexes.
-func visibilityIndexes(t *testing.T, db *sql.DB) []string {
-	rows, err := db.QueryContext(t.Context(), `SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := scanNames(rows)
+func visibilityIndexes(t *testing.T, db *sqlx.DB) []string {
+	var names []string
+	err := db.SelectContext(t.Context(), &names, `SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'`)
 	if err != nil {
 		t.Fatal(err)
 	}

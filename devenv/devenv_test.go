@@ -130,7 +130,7 @@ func TestPostgresReuseAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted := startPostgres(t, dataDir)
-	url = strings.Replace(restarted.URL, "/hookrelay?", "/isolated?", 1)
+	url = restarted.DatabaseURL("isolated")
 	if _, err := openDB(t, url).ExecContext(t.Context(), "SELECT * FROM kept"); err != nil {
 		t.Errorf("table lost across restart: %v", err)
 	}

@@ -94,7 +94,7 @@ func StartPostgres(ctx context.Context, cfg PostgresConfig, logger *slog.Logger)
 	if err := p.startOrReuse(ctx, cfg.Port, logger); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	p.URL = p.databaseURL(pgDatabase)
+	p.URL = p.DatabaseURL(pgDatabase)
 	if err := p.ready(ctx); err != nil {
 		return nil, p.abort(fmt.Errorf("start postgres: %w%s", err, p.logHint()))
 	}
@@ -204,7 +204,7 @@ func shellQuote(s string) string {
 func (p *Postgres) ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pgStartTimeout)
 	defer cancel()
-	db, err := sql.Open("postgres", p.databaseURL("postgres"))
+	db, err := sql.Open("postgres", p.DatabaseURL("postgres"))
 	if err != nil {
 		return fmt.Errorf("open admin connection: %w", err)
 	}
@@ -234,7 +234,7 @@ func (p *Postgres) ensureDatabase(ctx context.Context, name string) error {
 
 // createDatabase runs CREATE DATABASE over an admin connection.
 func (p *Postgres) createDatabase(ctx context.Context, name, template string) error {
-	db, err := sql.Open("postgres", p.databaseURL("postgres"))
+	db, err := sql.Open("postgres", p.DatabaseURL("postgres"))
 	if err != nil {
 		return fmt.Errorf("open admin connection: %w", err)
 	}
@@ -265,11 +265,11 @@ func (p *Postgres) CreateDatabaseFrom(ctx context.Context, name, template string
 	if err := p.createDatabase(ctx, name, template); err != nil {
 		return "", err
 	}
-	return p.databaseURL(name), nil
+	return p.DatabaseURL(name), nil
 }
 
-// databaseURL is the URL of database name on this server.
-func (p *Postgres) databaseURL(name string) string {
+// DatabaseURL is the URL of database name on this server.
+func (p *Postgres) DatabaseURL(name string) string {
 	u := url.URL{
 		Scheme:   "postgres",
 		User:     url.User(pgUser),
