@@ -184,17 +184,22 @@ func (r *shippedRun) pacedAll() {
 // then the baseline. The baseline goes last: at 50/s on the cluster it runs
 // near its own saturation, and the backlog it leaves (visibility records,
 // PostgreSQL's autovacuum of what it churned) would land in the phase after
-// it, which used to be hookrelay's.
+// it, which used to be hookrelay's. Each phase follows a checkpoint of
+// PostgreSQL (checkpoint), so each pays for the whole pages written into
+// the log after one.
 func (r *shippedRun) paced(rate float64) {
 	limit := shippedPacedFor + 3*time.Minute
 	tag := strconv.Itoa(int(rate))
+	r.checkpoint()
 	r.phase("floor "+tag+"/s", limit, func() []shot {
 		return openLoop(rate, shippedPacedFor, floorSender(r.c, r.rcv.url, "floor-"+tag))
 	})
 	profile(r.dev.api, "hookrelay-"+tag, shippedPacedFor-2*time.Second)
+	r.checkpoint()
 	r.phase("hookrelay "+tag+"/s", limit, func() []shot {
 		return openLoop(rate, shippedPacedFor, r.hookrelay("hr-"+tag))
 	})
+	r.checkpoint()
 	r.phase("baseline "+tag+"/s", limit, func() []shot {
 		return openLoop(rate, shippedPacedFor, baselineSender(r.c, r.rcv.url, "base-"+tag))
 	})

@@ -143,3 +143,37 @@ func started(t *testing.T, c *Cluster, name string) int {
 	}
 	return pid
 }
+
+// TestTemporalMemory: the history hosts' workflow cache is capped well below
+// Temporal's default of 128,000 entries, and every Temporal process gets
+// GOGC=400 unless GOGC is set, in which case it keeps that
+// (docs/operations.md#temporals-history-hosts-and-their-garbage-collector).
+func TestTemporalMemory(t *testing.T) {
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	c := newCluster(Config{Dir: t.TempDir(), Bin: "/bin", Shards: 16})
+	c.PG = &devenv.Postgres{Port: 5432}
+	if err := c.configureTemporal(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(c.cfg.Dir, "temporal", "dynamicconfig.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dyn map[string][]struct{ Value int }
+	if err := yaml.Unmarshal(b, &dyn); err != nil {
+		t.Fatal(err)
+	}
+	if v := dyn["history.hostLevelCacheMaxSize"]; len(v) != 1 || v[0].Value <= 0 || v[0].Value > 4096 {
+		t.Errorf("history.hostLevelCacheMaxSize: %+v, want one value of at most 4,096", v)
+	}
+	for _, p := range temporalProcs {
+		if env := c.recipes[p.name].env; !slices.Contains(env, "GOGC=400") {
+			t.Errorf("%s: no GOGC=400 in its environment", p.name)
+		}
+	}
+	t.Setenv("GOGC", "150")
+	if env := temporalEnv(); slices.Contains(env, "GOGC=400") || !slices.Contains(env, "GOGC=150") {
+		t.Error("GOGC=150 set, but the Temporal processes would not keep it")
+	}
+}
