@@ -194,8 +194,8 @@ func (r *shippedRun) paced(rate float64) {
 	r.phase("floor "+tag+"/s", limit, func() []shot {
 		return openLoop(rate, shippedPacedFor, floorSender(r.c, r.rcv.url, "floor-"+tag))
 	})
-	profile(r.dev.api, "hookrelay-"+tag, shippedPacedFor-2*time.Second)
 	r.checkpoint()
+	profile(r.dev.api, "hookrelay-"+tag, shippedPacedFor-2*time.Second)
 	r.phase("hookrelay "+tag+"/s", limit, func() []shot {
 		return openLoop(rate, shippedPacedFor, r.hookrelay("hr-"+tag))
 	})

@@ -132,11 +132,11 @@ func fetchProfile(url, path string) {
 // databases too) write a checkpoint before a paced phase. Left alone, the
 // cluster's first timed checkpoint, five minutes after it starts, fell in
 // hookrelay's 50/s phase in each of the four runs whose log showed it, and
-// in no phase of the floor's: the
-// first change to each page after a checkpoint writes the whole page into
-// the log, and that phase alone paid for it. After CHECKPOINT every paced
-// phase pays it from its start, and none waits behind the writing of the
-// pages the phases before it dirtied (BENCHMARKS.md).
+// in no phase of the floor's. The first change to each page after a
+// checkpoint writes the whole page into the log, and that phase alone paid
+// for it. After CHECKPOINT every paced phase pays it from its start, and
+// none waits behind the writing of the pages the phases before it dirtied
+// (BENCHMARKS.md).
 func (r *shippedRun) checkpoint() {
 	db, err := sql.Open("postgres", r.dev.pgURL)
 	if err == nil {
