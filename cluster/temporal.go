@@ -193,13 +193,14 @@ func (c *Cluster) configureTemporal() error {
 		c.ports[p.name] = [2]int{lowPort(taken), lowPort(taken)}
 	}
 	c.Temporal = c.addr("frontend")
+	env := temporalEnv()
 	for _, p := range temporalProcs {
 		if err := c.writeServerConfig(p.name, p.service, dyn); err != nil {
 			return err
 		}
 		file := filepath.Join(dir, p.name+".yaml")
 		cmd := []string{filepath.Join(c.cfg.Bin, "temporal-server"), "-config-file", file, "-service", p.service}
-		c.recipes[p.name] = recipe{args: cmd, env: temporalEnv(), ready: c.grpcReady(p.name, p.health)}
+		c.recipes[p.name] = recipe{args: cmd, env: env, ready: c.grpcReady(p.name, p.health)}
 	}
 	return nil
 }

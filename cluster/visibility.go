@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -64,18 +65,29 @@ func dropUnusedIndexes(ctx context.Context, url string, mapped map[string]bool) 
 		return nil, fmt.Errorf("cluster: visibility database: %w", err)
 	}
 	defer db.Close()
-	var present []string
-	err = db.SelectContext(ctx, &present, `SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'
-		AND indexname = ANY($1)`, pq.Array(append(customIndexes(mapped), unusedVisibilityIndexes...)))
+	all, err := visibilityIndexes(ctx, db)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: visibility indexes: %w", err)
+		return nil, err
 	}
+	unused := append(customIndexes(mapped), unusedVisibilityIndexes...)
+	present := slices.DeleteFunc(all, func(name string) bool { return !slices.Contains(unused, name) })
 	for i, name := range present {
 		if _, err := db.ExecContext(ctx, `DROP INDEX IF EXISTS `+pq.QuoteIdentifier(name)); err != nil {
 			return present[:i], fmt.Errorf("cluster: drop visibility index %s: %w", name, err)
 		}
 	}
 	return present, nil
+}
+
+// visibilityIndexes are the names of the indexes of Temporal's visibility
+// table (executions_visibility) in db.
+func visibilityIndexes(ctx context.Context, db *sqlx.DB) ([]string, error) {
+	var names []string
+	err := db.SelectContext(ctx, &names, `SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'`)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: visibility indexes: %w", err)
+	}
+	return names, nil
 }
 
 // mappedColumns are the custom search-attribute columns any namespace of

@@ -25,13 +25,13 @@ func TestTrimVisibility(t *testing.T) {
 	}
 	defer db.Close()
 	loadVisibilitySchema(t, db)
-	before := visibilityIndexes(t, db)
+	before := indexNames(t, db)
 	mapped := map[string]bool{"Keyword01": true, "Keyword06": true, "Int01": true, "KeywordList02": true}
 	dropped, err := dropUnusedIndexes(t.Context(), url, mapped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := visibilityIndexes(t, db)
+	after := indexNames(t, db)
 	if len(after) != len(before)-len(dropped) {
 		t.Errorf("%d indexes, %d dropped, %d left", len(before), len(dropped), len(after))
 	}
@@ -73,10 +73,9 @@ func loadVisibilitySchema(t *testing.T, db *sqlx.DB) {
 	}
 }
 
-// visibilityIndexes are the names of executions_visibility's indexes.
-func visibilityIndexes(t *testing.T, db *sqlx.DB) []string {
-	var names []string
-	err := db.SelectContext(t.Context(), &names, `SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'`)
+// indexNames is visibilityIndexes, failing t on an error.
+func indexNames(t *testing.T, db *sqlx.DB) []string {
+	names, err := visibilityIndexes(t.Context(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
