@@ -49,7 +49,10 @@ type Activities struct {
 	EventGridTopic string
 	// Later writes the outcome of first-attempt successes in the
 	// background; nil writes every outcome before the workflow is told.
-	Later  *Later
+	Later *Later
+	// Shares bounds the first attempts made as local activities, per
+	// endpoint and in all; nil hands none over.
+	Shares *Shares
 	health healthGate
 }
 

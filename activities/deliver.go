@@ -28,6 +28,13 @@ import (
 // An endpoint that lets the attempt go and has no limits to check gets it
 // with one statement before the request (store.BeginTarget).
 func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
+	if in.MayHandOver {
+		if !a.Shares.take(in.EndpointID) {
+			a.Store.HandOver(in.DeliveryID)
+			return workflows.DeliverResult{HandedOver: true}, nil
+		}
+		defer a.Shares.done(in.EndpointID)
+	}
 	t, row, err := a.Store.BeginTarget(ctx, store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, policies.AttemptStates(in.Probe), in.MayThrottle)
 	if err != nil {
@@ -94,7 +101,12 @@ func (a *Activities) send(ctx context.Context, t store.Target, in workflows.Deli
 // records the delivery finish, if named, as delivered
 // (store.CompleteAttempts).
 func (a *Activities) sendBegun(ctx context.Context, t store.Target, in workflows.DeliverInput, body []byte, rows []int64, finish string) (store.Attempt, store.Completed, error) {
-	rec := a.post(ctx, t, in, body)
+	var rec store.Attempt
+	if in.LateAnswer > in.Timeout && in.Timeout > 0 && len(rows) == 1 {
+		rec = a.postAllowingLate(ctx, t, in, body, rows[0])
+	} else {
+		rec = a.post(ctx, t, in, body)
+	}
 	if a.recordLater(t, in, rows, rec, finish) {
 		return rec, store.Completed{Counters: store.Counters{EndpointID: t.EndpointID, State: t.EndpointState}, Later: true}, nil
 	}

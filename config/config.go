@@ -32,7 +32,7 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
 		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
 		EnvTemporalUIURL}
@@ -82,6 +82,11 @@ type Config struct {
 	// WorkerConcurrency bounds the attempts in flight on each of a worker's
 	// delivery queues (HOOKRELAY_WORKER_CONCURRENCY, default 200).
 	WorkerConcurrency int
+	// FirstAttemptsPerEndpoint bounds the first attempts one endpoint makes
+	// at once inside a process's workflow tasks, as local activities
+	// (HOOKRELAY_FIRST_ATTEMPTS_PER_ENDPOINT, default 32); past it they
+	// are made on the deliveries queue (docs/endpoints.md#isolation).
+	FirstAttemptsPerEndpoint int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention
 	// EventGrid is the accounts' Event Grid topics and SAS tokens.

@@ -16,6 +16,9 @@ const (
 	EnvTemporalAPIKey        = "TEMPORAL_API_KEY"
 	EnvWorkerConcurrency     = "HOOKRELAY_WORKER_CONCURRENCY"
 	EnvAPIWorker             = "HOOKRELAY_API_WORKER"
+	// EnvFirstAttemptsPerEndpoint bounds one endpoint's first attempts made
+	// at once inside workflow tasks (docs/endpoints.md#isolation).
+	EnvFirstAttemptsPerEndpoint = "HOOKRELAY_FIRST_ATTEMPTS_PER_ENDPOINT"
 )
 
 // Temporal is how hookrelay connects to Temporal beyond its address and
@@ -55,6 +58,9 @@ func (c *Config) loadTemporal(getenv func(string) string) error {
 		return fmt.Errorf("config: %s: want 1-65535 attempts in flight per queue", EnvWorkerConcurrency)
 	}
 	c.WorkerConcurrency = n
+	if c.FirstAttemptsPerEndpoint, err = intVar(getenv, EnvFirstAttemptsPerEndpoint, 32); err != nil {
+		return fmt.Errorf("config: %s: want 1-65535 first attempts at once per endpoint", EnvFirstAttemptsPerEndpoint)
+	}
 	c.APIWorker = true
 	if v := getenv(EnvAPIWorker); v != "" {
 		if c.APIWorker, err = strconv.ParseBool(v); err != nil {

@@ -86,6 +86,10 @@ type Policy struct {
 	// RetryAfterMax bounds how far a receiver's Retry-After may push a retry
 	// back (RetryAfterDue); zero ignores Retry-After.
 	RetryAfterMax time.Duration `json:"retry_after_max,omitempty"`
+	// LateAnswer, when longer than Timeout, is how long a request recorded
+	// as a timeout stays open: a success by then still delivers the event
+	// (docs/policies.md#eventgrid); zero: none.
+	LateAnswer time.Duration `json:"late_answer,omitempty"`
 }
 
 // Verdict is what a policy makes of one attempt's outcome.

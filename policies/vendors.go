@@ -128,6 +128,7 @@ func EventGrid() Policy {
 		DeadLettering:   false, OnExhausted: DeadLetter,
 		Health:        EventGridHealth,
 		RetryAfterMax: time.Hour,
+		LateAnswer:    3 * time.Minute,
 	}
 }
 

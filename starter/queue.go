@@ -41,7 +41,7 @@ type Queue struct {
 	Size int
 
 	once  sync.Once
-	ch    chan queued
+	wait  *fair
 	marks marks
 	// lastWaitNs is how long the most recently taken delivery waited.
 	lastWaitNs atomic.Int64
@@ -59,7 +59,7 @@ func (q *Queue) init() {
 		if size <= 0 {
 			size = DefaultQueueSize
 		}
-		q.ch = make(chan queued, size)
+		q.wait = newFair(size)
 	})
 }
 
@@ -72,21 +72,19 @@ func (q *Queue) Enqueue(ctx context.Context, ds []store.Delivery) {
 		if d.Started {
 			continue
 		}
-		select {
-		case q.ch <- queued{d: d, at: now}:
-		default:
+		if !q.wait.put(queued{d: d, at: now}) {
 			left++
 		}
 	}
 	if left > 0 {
-		q.Starter.Logger.WarnContext(ctx, "start_queue_full", "left_to_sweeper", left, "queued", len(q.ch))
+		q.Starter.Logger.WarnContext(ctx, "start_queue_full", "left_to_sweeper", left, "queued", q.wait.len())
 	}
 }
 
 // Len is the number of deliveries waiting to be started.
 func (q *Queue) Len() int {
 	q.init()
-	return len(q.ch)
+	return q.wait.len()
 }
 
 // Run starts queued deliveries until ctx ends, logging the queue's lag every
@@ -108,34 +106,30 @@ func (q *Queue) Run(ctx context.Context) {
 	q.reportLag(ctx)
 	wg.Wait()
 	q.marks.wait()
-	if n := len(q.ch); n > 0 {
+	if n := q.wait.len(); n > 0 {
 		q.Starter.Logger.Warn("start_queue_stopped", "left_to_sweeper", n)
 	}
 }
 
-// work takes a delivery and its share of whatever else is waiting (share),
-// and starts them, until ctx ends.
+// work takes its share of the deliveries waiting, the endpoints' in turn
+// (fair), and starts them, until ctx ends.
 func (q *Queue) work(ctx context.Context, workers int) {
 	for {
-		var first queued
-		select {
-		case <-ctx.Done():
-			return
-		case first = <-q.ch:
-		}
-		batch := []store.Delivery{first.d}
-		q.lastWaitNs.Store(int64(time.Since(first.at)))
-		n := share(len(q.ch)+1, workers)
-	more:
-		for len(batch) < n {
+		batch := q.wait.take(share(q.wait.len(), workers))
+		if len(batch) == 0 {
 			select {
-			case it := <-q.ch:
-				batch = append(batch, it.d)
-			default:
-				break more
+			case <-ctx.Done():
+				return
+			case <-q.wait.ready:
 			}
+			continue
 		}
-		q.start(ctx, batch)
+		q.lastWaitNs.Store(int64(time.Since(batch[0].at)))
+		ds := make([]store.Delivery, len(batch))
+		for i, it := range batch {
+			ds[i] = it.d
+		}
+		q.start(ctx, ds)
 	}
 }
 
@@ -166,7 +160,7 @@ func (q *Queue) start(ctx context.Context, ds []store.Delivery) {
 func (q *Queue) reportLag(ctx context.Context) {
 	Every(ctx, lagReportEvery, func(ctx context.Context) {
 		wait := time.Duration(q.lastWaitNs.Load())
-		if n := len(q.ch); n > 0 || wait > lagWorthReporting {
+		if n := q.wait.len(); n > 0 || wait > lagWorthReporting {
 			q.Starter.Logger.WarnContext(ctx, "start_queue_lag", "queued", n, "last_wait", wait.Round(time.Millisecond))
 		}
 		q.lastWaitNs.Store(0)

@@ -282,3 +282,13 @@ func (f *FirstAttempts) handOver(ds []Delivery, res PublishResult, r reservation
 	}
 	f.release(r.each * r.n)
 }
+
+// HandOver gives up the first attempt of delivery id in this process: the
+// row a publish opened for it, if any, is remembered as unsent (its request
+// never went out) and deleted by the attempt's next open, wherever that
+// runs (activities.Shares).
+func (s *Store) HandOver(id string) {
+	if fa, ok := s.firsts.take(id); ok && fa.row != 0 {
+		s.unsent.note([]string{id}, fa.opened)
+	}
+}

@@ -28,6 +28,11 @@ import (
 type Options struct {
 	// HTTPConcurrency bounds the attempts in flight on each delivery queue.
 	HTTPConcurrency int
+	// FirstAttemptsPerEndpoint bounds one endpoint's first attempts made
+	// at once as local activities in this process; the first attempts of
+	// all endpoints together are bounded by half of HTTPConcurrency
+	// (activities.Shares). Zero means activities.DefaultLocalPerEndpoint.
+	FirstAttemptsPerEndpoint int
 	// SweepInterval is how often unstarted deliveries are looked for; zero
 	// turns the sweeper off, and the hourly pruning (Prune).
 	SweepInterval time.Duration
@@ -65,6 +70,19 @@ type Options struct {
 	// (activities.TracedTransport); the Temporal client c traces the
 	// workflows and activities themselves (tracing.Tracing.ClientInterceptors).
 	Tracing *tracing.Tracing
+}
+
+// shares are the bounds of the local first attempts these options give.
+func (o Options) shares() *activities.Shares {
+	per := o.FirstAttemptsPerEndpoint
+	if per <= 0 {
+		per = activities.DefaultLocalPerEndpoint
+	}
+	total := 0 // the SDK's own local-activity slots: no bound
+	if o.HTTPConcurrency > 0 {
+		total = max(1, o.HTTPConcurrency*activities.DefaultLocalShare/100)
+	}
+	return activities.NewShares(per, total)
 }
 
 // Queues are the task queues the options name.
@@ -112,6 +130,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	q := opts.Queues()
 	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
 	acts.EventGridTopic = opts.EventGridTopic
+	acts.Shares = opts.shares()
 	if opts.Tracing != nil {
 		acts.HTTP.Transport = activities.TracedTransport(acts.HTTP.Transport)
 	}

@@ -65,6 +65,10 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d.quietSuccess = v >= versionInInput
 	d.quietStart = v >= versionQuietStart
 	d.internalGrace = v >= versionInternalGrace
+	d.fairShares = v >= versionFairShares
+	if d.fairShares {
+		d.late = workflow.GetSignalChannel(ctx, SignalLateAnswer)
+	}
 	return d.run(d, in.PublishedAt)
 }
 
@@ -101,11 +105,17 @@ const (
 	// hookrelay itself get at least policies.InternalGrace before a count-bounded
 	// policy's deadline ends the delivery (retries.internalDeadline).
 	versionInternalGrace = 5
+	// versionFairShares (issue 51): a local first attempt may be handed
+	// over (DeliverResult.HandedOver) when its endpoint's share of local
+	// first attempts is used up, and is then made as a regular activity on
+	// the deliveries queue (docs/endpoints.md#isolation); a late answer
+	// (SignalLateAnswer) ends the delivery as delivered.
+	versionFairShares = 6
 )
 
 // DeliveryVersion is the version of the Delivery workflow's code that
 // deliveries start with now; the starter puts it in DeliveryInput.Version.
-const DeliveryVersion = versionQuietStart
+const DeliveryVersion = versionFairShares
 
 type delivery struct {
 	retries
@@ -126,6 +136,8 @@ type delivery struct {
 	// quietStart is true from versionQuietStart on: the delivery started
 	// with no search attributes, and its first upsert sets its identity.
 	quietStart bool
+	// fairShares is true from versionFairShares on.
+	fairShares bool
 }
 
 // attempt runs the Deliver activity once: the first attempt as a local
@@ -138,12 +150,22 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) (DeliverResult, erro
 		Timeout: d.in.Policy.Timeout, Probe: probe, Success: d.in.Policy.SuccessCodes,
 		Health: d.in.Policy.Health, MayThrottle: true,
 	}
+	if d.fairShares {
+		in.LateAnswer = d.in.Policy.LateAnswer
+	}
 	var res DeliverResult
 	fut := d.localAttempt(in)
 	if fut == nil {
 		fut = workflow.ExecuteActivity(ctx, ActivityDeliver, in)
 	}
-	if err := fut.Get(ctx, &res); err != nil {
+	err := fut.Get(ctx, &res)
+	if err == nil && res.HandedOver {
+		// The endpoint's share of local first attempts was used up:
+		// the same first attempt, as a regular activity.
+		in.FinishDelivered = d.finishInAttempt
+		err = workflow.ExecuteActivity(ctx, ActivityDeliver, in).Get(ctx, &res)
+	}
+	if err != nil {
 		// hookrelay itself failed (a crashed worker, an unreachable
 		// database), not the endpoint: see backOffInternal.
 		workflow.GetLogger(d.ctx).Warn("attempt_failed_internally", "error", err)

@@ -39,6 +39,30 @@ type DeliverInput struct {
 	// itself when the attempt succeeds (Finished), so that a first-attempt
 	// success takes one bookkeeping step, not two.
 	FinishDelivered bool
+	// MayHandOver says the workflow understands HandedOver (from
+	// versionFairShares, on a local first attempt): the activity then
+	// hands the attempt over when EndpointID's share of local first
+	// attempts is used up (activities.Shares).
+	MayHandOver bool
+	EndpointID  string
+	// LateAnswer, when longer than Timeout, is how long the request is
+	// kept open after the attempt was recorded as a timeout at Timeout: a
+	// success within it records the delivery delivered and signals the
+	// workflow (SignalLateAnswer; docs/policies.md#eventgrid).
+	LateAnswer time.Duration
+}
+
+// SignalLateAnswer tells a Delivery that a request it had recorded as a
+// timeout was answered with a success within its policy's LateAnswer, and
+// was recorded delivered: it makes no more attempts. Its payload is a
+// LateAnswerResult.
+const SignalLateAnswer = "late_answer"
+
+// LateAnswerResult is the late success SignalLateAnswer reports.
+type LateAnswerResult struct {
+	Attempt    int
+	StatusCode int
+	DurationMs float64
 }
 
 // DeliverResult is what one attempt came to.
@@ -64,6 +88,10 @@ type DeliverResult struct {
 	// Finished is true when the activity recorded the delivery as
 	// delivered (FinishDelivered): the workflow then runs no Finish.
 	Finished bool
+	// HandedOver is true when no request was made because the endpoint's
+	// share of local first attempts was used up (only when MayHandOver):
+	// not an attempt; the workflow makes it as a regular activity.
+	HandedOver bool
 }
 
 // StatusInput is the input of SetStatus.

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -22,9 +24,18 @@ func (d *delivery) localAttempt(in DeliverInput) workflow.Future {
 	}
 	d.firstDone = true
 	in.FinishDelivered = d.finishInAttempt
+	in.MayHandOver, in.EndpointID = d.fairShares, d.in.EndpointID
 	ctx := workflow.WithLocalActivityOptions(d.ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: attemptTimeout(d.in.Policy.Timeout),
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		ScheduleToCloseTimeout: attemptTimeout(d.in.Policy.Timeout) + localSlotWait,
+		StartToCloseTimeout:    attemptTimeout(d.in.Policy.Timeout),
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	return workflow.ExecuteLocalActivity(ctx, ActivityDeliver, in)
 }
+
+// localSlotWait is how long a local first attempt may wait for a slot in
+// its worker on top of its own run: the SDK otherwise counts that wait
+// against the attempt's StartToClose, so that a request sent late would be
+// cut before the policy's timeout (its deadline counts from its send:
+// activities.Deliver).
+const localSlotWait = 5 * time.Minute

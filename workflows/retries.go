@@ -36,6 +36,10 @@ type retries struct {
 	// throttled counts consecutive attempts held back by the endpoint's
 	// limits.
 	throttled int
+	// late receives SignalLateAnswer (a Delivery from versionFairShares on;
+	// nil otherwise); lateAnswer is what it received.
+	late       workflow.ReceiveChannel
+	lateAnswer *LateAnswerResult
 }
 
 // run makes attempts through s until one is delivered or the policy ends the
@@ -84,12 +88,18 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		probe = false
 		r.last = res
 		r.pr.Attempts++
+		if r.answeredLate() {
+			return s.finish(policies.StatusDelivered, "")
+		}
 		due, status, reason := r.judge()
 		if status != "" {
 			return s.finish(status, reason)
 		}
 		if err := r.waitUntil(s, due); err != nil {
 			return DeliveryResult{}, err
+		}
+		if r.answeredLate() {
+			return s.finish(policies.StatusDelivered, "")
 		}
 		scheduled = due
 	}
@@ -142,7 +152,35 @@ func (r *retries) next() (time.Time, policies.Stop) {
 func (r *retries) waitUntil(s steps, due time.Time) error {
 	s.setStatus(policies.StatusRetrying, &due)
 	wait := max(due.Sub(workflow.Now(r.ctx)), time.Millisecond)
-	return workflow.NewTimer(r.ctx, wait).Get(r.ctx, nil)
+	if r.late == nil {
+		return workflow.NewTimer(r.ctx, wait).Get(r.ctx, nil)
+	}
+	ctx, cancel := workflow.WithCancel(r.ctx)
+	var err error
+	sel := workflow.NewSelector(r.ctx)
+	sel.AddFuture(workflow.NewTimer(ctx, wait), func(f workflow.Future) { err = f.Get(ctx, nil) })
+	sel.AddReceive(r.late, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(r.ctx, &r.lateAnswer)
+		cancel()
+	})
+	sel.Select(r.ctx)
+	return err
+}
+
+// answeredLate reports whether a request recorded as a timeout was answered
+// with a success within the policy's LateAnswer (SignalLateAnswer): the
+// delivery is then delivered, recorded so by the attempt, and its last
+// attempt is that answer.
+func (r *retries) answeredLate() bool {
+	if r.late == nil {
+		return false
+	}
+	if r.lateAnswer == nil && !r.late.ReceiveAsync(&r.lateAnswer) {
+		return false
+	}
+	r.last = DeliverResult{StatusCode: r.lateAnswer.StatusCode, DurationMs: r.lateAnswer.DurationMs,
+		Success: true, Finished: true}
+	return true
 }
 
 // internalDeadline is how long failures of hookrelay itself may hold the

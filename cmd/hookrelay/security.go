@@ -73,6 +73,7 @@ func (a *app) guard(dev bool) *egress.Guard {
 func (a *app) workerOptions(dev bool) worker.Options {
 	opts := worker.DefaultOptions()
 	opts.HTTPConcurrency = a.cfg.WorkerConcurrency
+	opts.FirstAttemptsPerEndpoint = a.cfg.FirstAttemptsPerEndpoint
 	opts.EdgeDefaults = a.cfg.EdgeDefaults
 	opts.Egress = a.guard(dev)
 	opts.Metrics = a.metrics

@@ -1,0 +1,46 @@
+package starter
+
+import (
+	"testing"
+
+	"github.com/hookrelay/hookrelay/store"
+)
+
+// TestFairServesEndpointsInTurn: a burst for one endpoint does not hold back
+// a delivery to another queued after it: batches take the endpoints in turn.
+func TestFairServesEndpointsInTurn(t *testing.T) {
+	f := newFair(10)
+	for _, id := range []string{"b1", "b2", "b3", "b4", "a1", "c1", "a2"} {
+		if !f.put(queued{d: store.Delivery{ID: id, EndpointID: id[:1]}}) {
+			t.Fatalf("put %s refused", id)
+		}
+	}
+	var got []string
+	for _, n := range []int{3, 2, 5} {
+		for _, it := range f.take(n) {
+			got = append(got, it.d.ID)
+		}
+	}
+	want := []string{"b1", "a1", "c1", "b2", "a2", "b3", "b4"}
+	if len(got) != len(want) {
+		t.Fatalf("took %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("took %v, want %v", got, want)
+		}
+	}
+	if f.len() != 0 || len(f.take(1)) != 0 {
+		t.Fatal("queue not empty after taking everything")
+	}
+}
+
+// TestFairIsBounded: a full queue refuses more.
+func TestFairIsBounded(t *testing.T) {
+	f := newFair(2)
+	f.put(queued{d: store.Delivery{ID: "1", EndpointID: "a"}})
+	f.put(queued{d: store.Delivery{ID: "2", EndpointID: "b"}})
+	if f.put(queued{d: store.Delivery{ID: "3", EndpointID: "c"}}) {
+		t.Fatal("a full queue took a third delivery")
+	}
+}
