@@ -23,7 +23,7 @@ import (
 func BenchmarkCluster(b *testing.B) {
 	for range b.N {
 		newRun(b, "hookrelay on the production-shaped cluster (make run-cluster)").
-			run(startCluster, "saturated", "paced", "fanout", "histories", "peer", "ordered", "overload")
+			run(startCluster, "saturated", "paced", "fanout", "histories", "peer", "ordered", "overload", "neighbours")
 	}
 }
 

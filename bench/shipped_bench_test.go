@@ -59,7 +59,7 @@ type shippedRun struct {
 func BenchmarkShipped(b *testing.B) {
 	for range b.N {
 		newRun(b, "hookrelay as `make run` ships it (file-backed dev server, fresh data dir)").
-			run(startDev, "saturated", "paced", "fanout", "histories", "peer", "ordered", "overload")
+			run(startDev, "saturated", "paced", "fanout", "histories", "peer", "ordered", "overload", "neighbours")
 	}
 }
 
@@ -82,7 +82,8 @@ func (r *shippedRun) run(start func(*testing.B) *devServer, phases ...string) {
 	subscribe(r.b, r.dev.api, "bench", r.rcv.url+"/hook")
 	r.direct()
 	steps := map[string]func(){"saturated": r.saturated, "paced": r.pacedAll, "fanout": r.fanOut,
-		"histories": r.histories, "peer": r.peer, "ordered": r.ordered, "overload": r.overload}
+		"histories": r.histories, "peer": r.peer, "ordered": r.ordered, "overload": r.overload,
+		"neighbours": r.neighbours}
 	for _, name := range phases {
 		if phaseWanted(name) {
 			steps[name]()

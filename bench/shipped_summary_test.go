@@ -66,6 +66,11 @@ func (r *shippedRun) details(line func(string, ...any)) {
 	line("direct POST limit: %s", r.extra["direct"])
 	line("ordered, one subscription (1, 10, 100 ordering keys): %s", r.extra["ordered"])
 	line("overload: %s", r.extra["overload"])
+	for _, sc := range neighbourScenarios {
+		if l, ok := r.extra["neighbour "+sc.name]; ok {
+			line("neighbour %s", l)
+		}
+	}
 	line("duplicate receipts (at-least-once; same id and path twice): %d", r.rcv.dups.Load())
 }
 
