@@ -8,8 +8,12 @@ GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 bootstrap:
 	@bash scripts/bootstrap.sh
 
+# build: bin/hookrelay, stamped with the release tag when HEAD has one
+# (v0.1.0 gives 0.1.0); otherwise `hookrelay version` reports the build
+# info's module version or version.Release (docs/development.md#releasing).
+VERSION ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null)
 build:
-	go build -o bin/hookrelay ./cmd/hookrelay
+	go build -ldflags "-X github.com/hookrelay/hookrelay/version.stamped=$(VERSION)" -o bin/hookrelay ./cmd/hookrelay
 
 run: bootstrap build
 	./bin/hookrelay dev

@@ -47,7 +47,8 @@ type cli struct {
 	Backlog       backlogCmd       `cmd:"" group:"manage" help:"How far behind the account's deliveries are."`
 	Keys          keysCmd          `cmd:"" group:"manage" help:"List, make and revoke an account's API keys (with the admin key)."`
 
-	Help helpCmd `cmd:"" help:"Show help for a command."`
+	Version versionCmd `cmd:"" help:"Print hookrelay's version."`
+	Help    helpCmd    `cmd:"" help:"Show help for a command."`
 }
 
 // description heads `hookrelay --help`.
