@@ -56,3 +56,18 @@ func TestChangelogNamesRelease(t *testing.T) {
 		t.Errorf("CHANGELOG.md's newest release is %s; version.Release is %s", m[1], Release)
 	}
 }
+
+// TestChartNamesRelease: the Helm chart's version and appVersion are
+// Release (docs/development.md#releasing).
+func TestChartNamesRelease(t *testing.T) {
+	b, err := os.ReadFile("../deploy/helm/hookrelay/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"version", "appVersion"} {
+		m := regexp.MustCompile(`(?m)^` + key + `: "?([^"\n]+)"?$`).FindSubmatch(b)
+		if m == nil || string(m[1]) != Release {
+			t.Errorf("Chart.yaml's %s is %q; version.Release is %s", key, m, Release)
+		}
+	}
+}

@@ -117,7 +117,7 @@ func benchTable(lines []results.Line) string {
 			format(pub, pubok, "%.1f ms"), times(pub, pubok, fpub, fpubok), history(lines, sys.key)))
 	}
 	s.WriteString("\n" + benchNotes(lines))
-	return s.String()
+	return s.String() + "\n"
 }
 
 // history is a system's history events and billable actions per delivery.
