@@ -19,8 +19,8 @@ func TestRecord(t *testing.T) {
 	r.rcv = &hitReceiver{}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	r.results["hookrelay 50/s"] = phaseResult{events: 1000, receipts: 1000, perSecond: 49.5,
-		e2e: [3]time.Duration{6 * time.Millisecond, 17 * time.Millisecond, 30 * time.Millisecond},
-		pub: [4]time.Duration{2 * time.Millisecond, 9 * time.Millisecond, 16400 * time.Microsecond, 40 * time.Millisecond},
+		e2e:       [3]time.Duration{6 * time.Millisecond, 17 * time.Millisecond, 30 * time.Millisecond},
+		pub:       [4]time.Duration{2 * time.Millisecond, 9 * time.Millisecond, 16400 * time.Microsecond, 40 * time.Millisecond},
 		firstSend: t0, sendEnd: t0.Add(20 * time.Second), lastReceipt: t0.Add(21500 * time.Millisecond)}
 	r.results["floor saturated"] = phaseResult{events: 4000, receipts: 4000, perSecond: 129.1}
 	r.figures["direct POST"] = map[string]float64{"per_second": 16276}

@@ -100,7 +100,7 @@ func TestBenchTableRatios(t *testing.T) {
 		line("hookrelay 50/s", map[string]float64{"e2e_p95_ms": 15, "publish_p99_ms": 10}),
 	}
 	got := benchTable(lines)
-	if want := "| **hookrelay** | 80.0 | 0.80× | 1.60× | 0.01× | 15.0 ms | 1.50× | 10.0 ms | 0.50× | — |"; !strings.Contains(got, want) {
+	if want := "| **hookrelay** | 80.0 | 0.80× | 1.60× | 0.0050× | 15.0 ms | 1.50× | 10.0 ms | 0.50× | — |"; !strings.Contains(got, want) {
 		t.Errorf("benchTable lacks %q:\n%s", want, got)
 	}
 	if strings.Contains(got, "Convoy") {
