@@ -51,7 +51,8 @@ func (h *hits) counts() (events, duplicates int) {
 // TestCluster: issues 13 and 25, on the production-shaped stack (make
 // test-cluster): 1,000 events across 50 endpoints, one of the two workers
 // killed (kill -9) midway and started again, every event delivered; then
-// the throughput; then the failures a cluster must survive (failures_test.go).
+// the throughput; then the failures a cluster must survive (failures_test.go);
+// then `hookrelay versions` against it (versions_test.go).
 // HOOKRELAY_CLUSTER_ONLY=kill-history,… runs only the failures it names.
 func TestCluster(t *testing.T) {
 	if os.Getenv("HOOKRELAY_CLUSTER") == "" {
@@ -72,6 +73,7 @@ func TestCluster(t *testing.T) {
 		deliverAll(t, c, st, started, out)
 	}
 	failures(t, c, st, out)
+	checkVersions(t, c)
 }
 
 // record writes a line to the run's data file, when HOOKRELAY_RESULTS
