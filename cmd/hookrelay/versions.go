@@ -190,7 +190,7 @@ func printVersions(w io.Writer, rows []versionRow) error {
 		for _, k := range slices.Sorted(maps.Keys(r.Changes)) {
 			changes = append(changes, fmt.Sprintf("%s (%d)", k, r.Changes[k]))
 		}
-		t.row(r.WorkflowType, r.Version, r.Open, r.OldestStart, changes)
+		t.row(r.WorkflowType, r.Version, r.Open, r.OldestStart, strings.Join(changes, ", "))
 	}
 	return t.flush()
 }

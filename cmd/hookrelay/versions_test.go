@@ -80,7 +80,7 @@ func TestVersions(t *testing.T) {
 		t.Errorf("open runs by version: %v, want %v", seen, want)
 	}
 	out.Reset()
-	if err := run(ctx, []string{"versions"}, vars, &out, &errOut); err != nil || !strings.Contains(out.String(), "no-catch-up-1 (2)") {
+	if err := run(ctx, []string{"versions"}, vars, &out, &errOut); err != nil || !strings.Contains(out.String(), "local-bookkeeping-3 (1), no-catch-up-1 (1)") {
 		t.Errorf("versions table (%v):\n%s", err, out.String())
 	}
 }
