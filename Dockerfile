@@ -4,7 +4,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -o /hookrelay ./cmd/hookrelay
+# VERSION: the release (docker build --build-arg VERSION=0.1.0); unset, the
+# binary reports version.Release (docs/development.md#releasing).
+ARG VERSION=
+RUN CGO_ENABLED=0 go build -ldflags "-X github.com/hookrelay/hookrelay/version.stamped=${VERSION}" -o /hookrelay ./cmd/hookrelay
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /hookrelay /hookrelay

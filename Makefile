@@ -3,13 +3,23 @@
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 
+# RESULTS: the data file `make bench`, `make chaos` and `make test-cluster`
+# append one JSON line a phase to (bench/results, docs/benchmarks.md);
+# `go run ./bench/report -w $(RESULTS)` makes BENCHMARKS.md's and
+# RELIABILITY.md's tables from it.
+RESULTS ?= $(CURDIR)/bench/results/$(shell git rev-parse --short HEAD 2>/dev/null || echo run).jsonl
+
 .PHONY: run run-cluster test-cluster cluster-bins test test-helm chaos bench bench-dev bench-cluster bench-extra bench-hostile lint build bootstrap fuzz clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
 
+# build: bin/hookrelay, stamped with the release tag when HEAD has one
+# (v0.1.0 gives 0.1.0); otherwise `hookrelay version` reports the build
+# info's module version or version.Release (docs/development.md#releasing).
+VERSION ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null)
 build:
-	go build -o bin/hookrelay ./cmd/hookrelay
+	go build -ldflags "-X github.com/hookrelay/hookrelay/version.stamped=$(VERSION)" -o bin/hookrelay ./cmd/hookrelay
 
 run: bootstrap build
 	./bin/hookrelay dev
@@ -31,7 +41,7 @@ cluster-bins:
 # of history-1, the frontend, matching, one API; a worker added and one
 # removed (cluster/*_test.go; about 2½ minutes once the binaries are built).
 test-cluster: bootstrap build cluster-bins
-	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CLUSTER=1 bash -o pipefail -c "go test -count=1 -v -run '^TestCluster$$' -timeout 30m ./cluster/ | grep -v '^=== '"
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CLUSTER=1 HOOKRELAY_RESULTS=$(RESULTS) bash -o pipefail -c "go test -count=1 -v -run '^TestCluster$$' -timeout 30m ./cluster/ | grep -v '^=== '"
 
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt -l lists:"; gofmt -l .; exit 1)
@@ -54,7 +64,7 @@ test-helm:
 # separate processes killed and restarted under a steady publish, then
 # reconciled (about 6 minutes). `make test` runs its short scenario.
 chaos: bootstrap
-	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CHAOS=full bash -o pipefail -c "go test -count=1 -v -run '^TestChaos$$' -timeout 60m ./chaos/ | grep -v '^=== '"
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_CHAOS=full HOOKRELAY_RESULTS=$(RESULTS) bash -o pipefail -c "go test -count=1 -v -run '^TestChaos$$' -timeout 60m ./chaos/ | grep -v '^=== '"
 
 # bench: hookrelay as `make run` ships it (bench-dev, about 7 minutes), then on
 # the production-shaped cluster (bench-cluster, about 3 minutes once its
@@ -63,10 +73,10 @@ chaos: bootstrap
 bench: bench-dev bench-cluster
 
 bench-dev: bootstrap
-	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench '^BenchmarkShipped$$' -benchtime 1x -timeout 30m ./bench/
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_RESULTS=$(RESULTS) go test -count=1 -run '^$$' -bench '^BenchmarkShipped$$' -benchtime 1x -timeout 30m ./bench/
 
 bench-cluster: bootstrap build cluster-bins
-	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 30m ./bench/
+	HOOKRELAY_REQUIRE_SERVERS=1 HOOKRELAY_RESULTS=$(RESULTS) go test -count=1 -run '^$$' -bench '^BenchmarkCluster$$' -benchtime 1x -timeout 30m ./bench/
 
 bench-extra: bootstrap
 	HOOKRELAY_REQUIRE_SERVERS=1 go test -count=1 -run '^$$' -bench 'BenchmarkDelivery|BenchmarkEndpointHealth' -benchtime 1x -timeout 30m ./bench/

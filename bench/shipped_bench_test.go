@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/hookrelay/hookrelay/bench/results"
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
@@ -47,6 +48,10 @@ type shippedRun struct {
 	log     strings.Builder
 	results map[string]phaseResult
 	extra   map[string]string
+	// figures are the numbers of the lines that are not phases (the
+	// direct POST, histories), written with them (record).
+	figures map[string]map[string]float64
+	out     *results.Writer // the run's data file, nil when not written
 }
 
 // BenchmarkShipped measures hookrelay as `make run` ships it: `hookrelay dev`
@@ -65,7 +70,8 @@ func BenchmarkShipped(b *testing.B) {
 
 func newRun(b *testing.B, target string) *shippedRun {
 	return &shippedRun{b: b, target: target, ran: map[string]bool{},
-		results: map[string]phaseResult{}, extra: map[string]string{}}
+		results: map[string]phaseResult{}, extra: map[string]string{},
+		figures: map[string]map[string]float64{}, out: results.Open(suiteOf(b.Name()))}
 }
 
 // run starts the servers with start and runs the phases named (those
@@ -149,6 +155,7 @@ func (r *shippedRun) direct() {
 	load := machineLoad()
 	perSec, p50, p99 := directLimit(r.rcv.url, shippedDirectFor)
 	r.extra["direct"] = fmt.Sprintf("%.0f POST/s from 16 goroutines, latency p50 %s, p99 %s", perSec, ms(p50), ms(p99))
+	r.figures["direct POST"] = map[string]float64{"per_second": perSec, "p50_ms": millis(p50), "p99_ms": millis(p99)}
 	r.printf("direct POST limit: %s\n%22s load before: %s", r.extra["direct"], "", load)
 }
 
@@ -242,6 +249,7 @@ func (r *shippedRun) histories() {
 		}
 		if n > 0 {
 			r.extra["history "+name] = fmt.Sprintf("%.1f events, %.1f actions", float64(events)/float64(n), float64(actions)/float64(n))
+			r.figures["history "+key] = map[string]float64{"events": float64(events) / float64(n), "actions": float64(actions) / float64(n)}
 			r.printf("history per first-attempt delivery, %s: %s (mean of %d), e.g. %s", name, r.extra["history "+name], n, types)
 		}
 	}

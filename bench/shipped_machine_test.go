@@ -5,31 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookrelay/hookrelay/bench/results"
 )
 
-// machine describes the computer: CPUs, model and memory.
-func machine() string {
-	model := "unknown"
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	mem := ""
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		first, _, _ := strings.Cut(string(data), "\n")
-		mem = ", " + strings.Join(strings.Fields(first), " ")
-	}
-	return fmt.Sprintf("nproc %d, CPU %q%s, %s/%s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH)
-}
+// machine describes the computer: CPUs, model and memory (as the data
+// file's lines do).
+func machine() string { return results.Machine() }
 
 // procSample is one process's CPU time (ticks) at a moment.
 type procSample struct {

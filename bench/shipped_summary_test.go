@@ -2,8 +2,12 @@ package bench
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/hookrelay/hookrelay/bench/results"
 )
 
 // The systems of the summary, in its order: the floor first, every figure a
@@ -44,6 +48,9 @@ func (r *shippedRun) summary() {
 	r.details(line)
 	r.targets(line)
 	fmt.Print(s.String())
+	if err := r.record(); err != nil {
+		r.b.Errorf("writing the results: %v", err)
+	}
 	hr, base := r.results["hookrelay saturated"], r.results["baseline saturated"]
 	r.b.ReportMetric(hr.perSecond, "hookrelay_per_s")
 	r.b.ReportMetric(floor.perSecond, "floor_per_s")
@@ -102,4 +109,52 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// suiteOf is the data file's suite of a benchmark: BenchmarkCluster's
+// lines are the cluster's, every other's `make run`'s.
+func suiteOf(benchmark string) string {
+	if strings.HasPrefix(benchmark, "BenchmarkCluster") {
+		return results.SuiteBenchCluster
+	}
+	return results.SuiteBenchDev
+}
+
+// record writes the run as data, when HOOKRELAY_RESULTS names a file: one
+// line a phase (in the order of their names), the lines that are not
+// phases (direct POST, histories), and a line "run" with the summary's
+// other figures as notes. BENCHMARKS.md's tables are made from them
+// (bench/report).
+func (r *shippedRun) record() error {
+	for _, name := range slices.Sorted(maps.Keys(r.results)) {
+		res := r.results[name]
+		if err := r.out.Add(name, phaseFigures(res), map[string]string{"load": res.load, "cpu": res.cpu}); err != nil {
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.figures)) {
+		if err := r.out.Add(name, r.figures[name], nil); err != nil {
+			return err
+		}
+	}
+	notes := maps.Clone(r.extra)
+	notes["target"] = r.target
+	return r.out.Add("run", map[string]float64{"duplicates": float64(r.rcv.dups.Load())}, notes)
+}
+
+// phaseFigures is a phase's result as the data file's figures.
+func phaseFigures(res phaseResult) map[string]float64 {
+	f := map[string]float64{"events": float64(res.events), "receipts": float64(res.receipts),
+		"errors": float64(res.errors), "lost": float64(res.lost), "per_second": res.perSecond,
+		"published_per_second": res.publishedPerSecondSent}
+	for i, p := range []string{"p50", "p95", "p99"} {
+		f["e2e_"+p+"_ms"] = millis(res.e2e[i])
+	}
+	for i, p := range []string{"p50", "p95", "p99", "max"} {
+		f["publish_"+p+"_ms"] = millis(res.pub[i])
+	}
+	if !res.lastReceipt.IsZero() && !res.sendEnd.IsZero() {
+		f["drain_s"] = res.lastReceipt.Sub(res.sendEnd).Seconds()
+	}
+	return f
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookrelay/hookrelay/bench/results"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -56,10 +57,12 @@ func TestChaos(t *testing.T) {
 	t.Cleanup(rcv.Close)
 	fmt.Println("| scenario | fault | receiver | published | delivered | dead-lettered | lost | stuck | duplicates | attempt rows | requests | settle |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	out := results.Open(results.SuiteChaos)
 	for _, sc := range scenarios {
 		r := s.run1(rcv, sc)
 		printResult(r)
 		checkResult(t, r)
+		record(t, out, r, nil)
 	}
 	for _, sc := range ordered {
 		r, problems := s.runOrdered(sc)
@@ -68,6 +71,22 @@ func TestChaos(t *testing.T) {
 		if len(problems) > 0 {
 			t.Errorf("%s: out of order or lost:\n%s", sc.name, strings.Join(problems, "\n"))
 		}
+		record(t, out, r, problems)
+	}
+}
+
+// record writes a scenario's line to the run's data file (when
+// HOOKRELAY_RESULTS names one; RELIABILITY.md's table is made from it):
+// its tally, whether it passed, its fault and receiver.
+func record(t *testing.T, out *results.Writer, r result, problems []string) {
+	t.Helper()
+	figures := r.Tally.Figures()
+	figures["events"], figures["passed"] = float64(r.events), 0
+	if r.passed() && len(problems) == 0 {
+		figures["passed"] = 1
+	}
+	if err := out.Add(r.name, figures, map[string]string{"fault": r.fault, "receiver": r.behaviour}); err != nil {
+		t.Errorf("writing the results: %v", err)
 	}
 }
 
@@ -91,10 +110,17 @@ func printResult(r result) {
 // those a fault cut off.
 func checkResult(t *testing.T, r result) {
 	t.Helper()
-	if r.Lost != 0 || r.Stuck != 0 || r.Rows != r.Requests+r.Cut || len(r.Unmatched) > 0 || r.Published != r.events {
+	if !r.passed() {
 		t.Errorf("%s: %d of %d published, %d lost, %d stuck, %d attempt rows (%d cut by a fault) for %d requests, %d deliveries unmatched",
 			r.name, r.Published, r.events, r.Lost, r.Stuck, r.Rows, r.Cut, r.Requests, len(r.Unmatched))
 	}
+}
+
+// passed says whether the scenario lost nothing, left nothing stuck, and
+// has one attempts row per request the receiver saw and those a fault cut
+// off.
+func (r result) passed() bool {
+	return r.Lost == 0 && r.Stuck == 0 && r.Rows == r.Requests+r.Cut && len(r.Unmatched) == 0 && r.Published == r.events
 }
 
 var fullScenarios = []scenario{

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/hookrelay/hookrelay/bench/results"
 	"github.com/hookrelay/hookrelay/cluster"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
@@ -50,7 +51,8 @@ func (h *hits) counts() (events, duplicates int) {
 // TestCluster: issues 13 and 25, on the production-shaped stack (make
 // test-cluster): 1,000 events across 50 endpoints, one of the two workers
 // killed (kill -9) midway and started again, every event delivered; then
-// the throughput; then the failures a cluster must survive (failures_test.go).
+// the throughput; then the failures a cluster must survive (failures_test.go);
+// then `hookrelay versions` against it (versions_test.go).
 // HOOKRELAY_CLUSTER_ONLY=kill-history,… runs only the failures it names.
 func TestCluster(t *testing.T) {
 	if os.Getenv("HOOKRELAY_CLUSTER") == "" {
@@ -66,10 +68,21 @@ func TestCluster(t *testing.T) {
 	defer st.Close()
 	checkSettings(t, st)
 	checkVisibility(t, c)
+	out := results.Open(results.SuiteCluster)
 	if os.Getenv("HOOKRELAY_CLUSTER_ONLY") == "" {
-		deliverAll(t, c, st, started)
+		deliverAll(t, c, st, started, out)
 	}
-	failures(t, c, st)
+	failures(t, c, st, out)
+	checkVersions(t, c)
+}
+
+// record writes a line to the run's data file, when HOOKRELAY_RESULTS
+// names one (RELIABILITY.md's tables are made from it).
+func record(t *testing.T, out *results.Writer, phase string, figures map[string]float64, notes map[string]string) {
+	t.Helper()
+	if err := out.Add(phase, figures, notes); err != nil {
+		t.Errorf("writing the results: %v", err)
+	}
 }
 
 // checkSettings fails the test unless the cluster's PostgreSQL runs with the
@@ -145,7 +158,7 @@ func startCluster(t *testing.T) *cluster.Cluster {
 // deliverAll publishes clusterEvents events across clusterEndpoints
 // endpoints with worker-1 killed midway, checks every one is delivered, and
 // measures the throughput.
-func deliverAll(t *testing.T, c *cluster.Cluster, st *store.Store, started time.Duration) {
+func deliverAll(t *testing.T, c *cluster.Cluster, st *store.Store, started time.Duration, out *results.Writer) {
 	rcv := &hits{seen: map[string]int{}}
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
@@ -163,16 +176,19 @@ func deliverAll(t *testing.T, c *cluster.Cluster, st *store.Store, started time.
 	fmt.Printf("cluster: started in %.1f s; %d events to %d endpoints, a worker killed at 500: %d delivered, "+
 		"%d received, %d duplicates, %d not ended; %.1f s from the first publish to the last delivery (%.1f events/s)\n",
 		started.Seconds(), clusterEvents, clusterEndpoints, delivered, events, dups, open, took.Seconds(), float64(delivered)/took.Seconds())
+	record(t, out, "worker killed", map[string]float64{"started_s": started.Seconds(), "events": clusterEvents,
+		"endpoints": clusterEndpoints, "delivered": float64(delivered), "received": float64(events),
+		"duplicates": float64(dups), "stuck": float64(open), "took_s": took.Seconds(), "per_second": float64(delivered) / took.Seconds()}, nil)
 	if delivered != clusterEvents || events != clusterEvents || open != 0 {
 		t.Fatalf("%d delivered, %d received, %d not ended: want %d, %d, 0", delivered, events, open, clusterEvents, clusterEvents)
 	}
-	throughput(t, c, st, srv.URL)
+	throughput(t, c, st, srv.URL, out)
 }
 
 // throughput publishes 500 more events (8 publishers, no fault) and reports
 // how fast they were delivered, beside the same 500 requests POSTed straight
 // to the receiver by 8 senders (the baseline, same run).
-func throughput(t *testing.T, c *cluster.Cluster, st *store.Store, receiver string) {
+func throughput(t *testing.T, c *cluster.Cluster, st *store.Store, receiver string, out *results.Writer) {
 	const n = 500
 	send := func(f func(i int)) time.Duration {
 		var next atomic.Int32
@@ -198,6 +214,8 @@ func throughput(t *testing.T, c *cluster.Cluster, st *store.Store, receiver stri
 	fmt.Printf("cluster throughput: %d events published and delivered in %.1f s (%.1f/s, %d not ended); "+
 		"baseline, %d direct POSTs to the receiver: %.2f s (%.0f/s)\n",
 		n, took.Seconds(), n/took.Seconds(), open, n, direct.Seconds(), n/direct.Seconds())
+	record(t, out, "throughput", map[string]float64{"events": n, "took_s": took.Seconds(), "per_second": n / took.Seconds(),
+		"stuck": float64(open), "direct_per_second": n / direct.Seconds()}, nil)
 }
 
 // publishAll publishes the events (8 at a time, each with an

@@ -13,6 +13,7 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/bench/results"
 	"github.com/hookrelay/hookrelay/chaos"
 	"github.com/hookrelay/hookrelay/cluster"
 	"github.com/hookrelay/hookrelay/policies"
@@ -66,11 +67,32 @@ func (o outcome) String() string {
 		o.Lost, o.Stuck, o.Duplicates, o.Rows, o.Unknown, o.Cut, o.Requests, o.slowest, o.Settle.Seconds(), o.wall.Seconds())
 }
 
+// passed says whether the failure lost nothing, left nothing stuck,
+// delivered every accepted event and has one attempts row per request but
+// for those a kill cut off.
+func (o outcome) passed() bool {
+	return o.Lost == 0 && o.Stuck == 0 && o.Rows == o.Requests+o.Cut && len(o.Unmatched) == 0 &&
+		o.Published == o.attempted && o.Statuses[policies.StatusDelivered] == o.Published
+}
+
+// figures is the outcome as the data file's figures: the tally, the
+// publishes failed over, the slowest delivery, the wall time, whether it
+// passed.
+func (o outcome) figures() map[string]float64 {
+	f := o.Tally.Figures()
+	f["refused"], f["attempted"], f["slowest_s"], f["wall_s"] = float64(o.refused), float64(o.attempted), o.slowest, o.wall.Seconds()
+	f["passed"] = 0
+	if o.passed() {
+		f["passed"] = 1
+	}
+	return f
+}
+
 // failures runs every failure in turn on the running stack and prints their
 // table; each must lose nothing, leave nothing stuck, deliver every
 // accepted event and have, delivery by delivery, one attempts row per
 // request the receiver saw, but for rows a kill cut off (chaos.Match).
-func failures(t *testing.T, c *cluster.Cluster, st *store.Store) {
+func failures(t *testing.T, c *cluster.Cluster, st *store.Store, out *results.Writer) {
 	r := &run{t: t, c: c, st: st, rcv: chaos.NewReceiver()}
 	defer r.rcv.Close()
 	var table []outcome
@@ -95,8 +117,8 @@ func failures(t *testing.T, c *cluster.Cluster, st *store.Store) {
 		for _, line := range o.Unmatched {
 			fmt.Printf("%s: unmatched: %s\n", o.name, line)
 		}
-		if o.Lost != 0 || o.Stuck != 0 || o.Rows != o.Requests+o.Cut || len(o.Unmatched) > 0 ||
-			o.Published != o.attempted || o.Statuses[policies.StatusDelivered] != o.Published {
+		record(t, out, o.name, o.figures(), map[string]string{"fault": o.what})
+		if !o.passed() {
 			t.Errorf("%s: %d of %d accepted, %d delivered, %d lost, %d stuck, %d attempt rows (%d cut by a kill) for %d requests",
 				o.name, o.Published, o.attempted, o.Statuses[policies.StatusDelivered], o.Lost, o.Stuck, o.Rows, o.Cut, o.Requests)
 		}

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/version"
 )
 
 // withApp runs f with the configuration from the environment.
@@ -89,4 +91,18 @@ func (s *policiesShowCmd) Run(e *session) error {
 		return err
 	}
 	return policies.Render(e.stdout, p)
+}
+
+// versionCmd is `hookrelay version`.
+type versionCmd struct{}
+
+// Run prints the version, and the commit and Go version the binary was
+// built from.
+func (versionCmd) Run(e *session) error {
+	line := "hookrelay " + version.String()
+	if c := version.Commit(); c != "" {
+		line += " (commit " + c + ")"
+	}
+	_, err := fmt.Fprintln(e.stdout, line+" "+runtime.Version())
+	return err
 }

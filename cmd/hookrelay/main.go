@@ -36,6 +36,7 @@ type cli struct {
 	Healthcheck healthcheckCmd `cmd:"" group:"servers" help:"Exit 0 when the API's /readyz (or the worker's /metrics) answers 200."`
 	Policies    policiesCmd    `cmd:"" group:"servers" help:"List the delivery policies, or show one's schedule."`
 	Receive     receiveCmd     `cmd:"" group:"servers" help:"Run a webhook receiver that prints what it gets (for trying hookrelay)."`
+	Versions    versionsCmd    `cmd:"" group:"servers" help:"List the open runs of every workflow type by version (docs/development.md#retiring-workflow-versions)."`
 
 	Subscriptions subscriptionsCmd `cmd:"" group:"manage" help:"List, read, create, change and delete subscriptions; rotate their secrets."`
 	Endpoints     endpointsCmd     `cmd:"" group:"manage" help:"Endpoints' health; unfreeze, enable or disable one."`
@@ -47,7 +48,8 @@ type cli struct {
 	Backlog       backlogCmd       `cmd:"" group:"manage" help:"How far behind the account's deliveries are."`
 	Keys          keysCmd          `cmd:"" group:"manage" help:"List, make and revoke an account's API keys (with the admin key)."`
 
-	Help helpCmd `cmd:"" help:"Show help for a command."`
+	Version versionCmd `cmd:"" help:"Print hookrelay's version."`
+	Help    helpCmd    `cmd:"" help:"Show help for a command."`
 }
 
 // description heads `hookrelay --help`.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hookrelay/hookrelay/version"
 )
 
 func noEnv(string) string { return "" }
@@ -67,5 +69,17 @@ func TestRunUsage(t *testing.T) {
 	out.Reset()
 	if err := run(ctx, []string{"help"}, noEnv, &out, &errOut); err != nil || !strings.Contains(out.String(), "policies show") {
 		t.Errorf("help: %v %q", err, out.String())
+	}
+}
+
+// TestVersion: `hookrelay version` prints the binary's version (a test
+// binary has no module version, so the release constant).
+func TestVersion(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, noEnv, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if want := "hookrelay " + version.String(); !strings.HasPrefix(out.String(), want) {
+		t.Errorf("version printed %q, want it to start %q", out.String(), want)
 	}
 }
