@@ -29,11 +29,12 @@ import (
 // with one statement before the request (store.BeginTarget).
 func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
 	if in.MayHandOver {
-		if !a.Shares.take(in.EndpointID) {
+		began, ok := a.Shares.take(in.EndpointID)
+		if !ok {
 			a.Store.HandOver(in.DeliveryID)
 			return workflows.DeliverResult{HandedOver: true}, nil
 		}
-		defer a.Shares.done(in.EndpointID)
+		defer a.Shares.done(in.EndpointID, began)
 	}
 	t, row, err := a.Store.BeginTarget(ctx, store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, policies.AttemptStates(in.Probe), in.MayThrottle)

@@ -1,34 +1,56 @@
 package activities
 
-import "sync"
+import (
+	"slices"
+	"sync"
+	"time"
+)
 
 // Defaults of Shares (docs/endpoints.md#isolation).
 const (
 	// DefaultLocalPerEndpoint bounds the first attempts one endpoint makes
 	// at once as local activities in one process.
-	DefaultLocalPerEndpoint = 32
+	DefaultLocalPerEndpoint = 16
 	// DefaultLocalShare is the part of the worker's local-activity slots
 	// first attempts may hold at once, in percent: the rest stays free for
 	// the bookkeeping of every delivery.
 	DefaultLocalShare = 50
+	// slowAfter makes an endpoint slow: a local first attempt open that
+	// long. It is well below the 8 s after which the SDK must extend the
+	// workflow task a local activity runs in, whose loss would run the
+	// attempt again.
+	slowAfter = 2 * time.Second
+	// slowFor is how long a slow endpoint's first attempts are all handed
+	// over, from the last slow one seen.
+	slowFor = time.Minute
 )
 
 // Shares bounds the first attempts that run as local activities, inside the
 // workflow task that started the delivery: at most PerEndpoint at once for
-// one endpoint, and at most Total for all endpoints of the process. A first
-// attempt past either bound is handed over (DeliverResult.HandedOver): its
-// workflow makes it as a regular activity on the deliveries queue, whose
-// slots no workflow task, timer or bookkeeping step needs. So a receiver
-// that holds its requests, or an endpoint's burst, holds at most its share
-// of what every other endpoint's deliveries run on. The zero value bounds
-// nothing; a nil *Shares hands nothing over.
+// one endpoint, and at most Total for all endpoints of the process; and
+// none for an endpoint that is slow (a local first attempt of it was open
+// for slowAfter, within slowFor). A first attempt past these bounds is
+// handed over (DeliverResult.HandedOver): its workflow makes it as a regular
+// activity on the deliveries queue, whose slots no workflow task, timer or
+// bookkeeping step needs. So a receiver that holds its requests, or an
+// endpoint's burst, holds at most its share of what every other endpoint's
+// deliveries run on. A nil *Shares hands nothing over.
 type Shares struct {
 	// PerEndpoint and Total are the bounds; zero means no bound.
 	PerEndpoint, Total int
+	// now is the clock; nil is time.Now.
+	now func() time.Time
 
-	mu       sync.Mutex
-	inFlight map[string]int
-	total    int
+	mu    sync.Mutex
+	ends  map[string]*share
+	total int
+}
+
+// share is one endpoint's local first attempts: when each open one began,
+// and until when the endpoint counts as slow.
+type share struct {
+	open      []time.Time
+	slowUntil time.Time
 }
 
 // NewShares returns Shares bounding each endpoint to perEndpoint first
@@ -37,47 +59,74 @@ func NewShares(perEndpoint, total int) *Shares {
 	return &Shares{PerEndpoint: perEndpoint, Total: total}
 }
 
-// take reserves a local first attempt for the endpoint, false when its share
-// or the process's is used up; each true must be given back with done.
-func (s *Shares) take(endpointID string) bool {
+func (s *Shares) clock() time.Time {
+	if s.now == nil {
+		return time.Now()
+	}
+	return s.now()
+}
+
+// take reserves a local first attempt for the endpoint, false when it must
+// be handed over; a reservation is given back with done(endpointID, began).
+func (s *Shares) take(endpointID string) (began time.Time, ok bool) {
 	if s == nil {
-		return true
+		return time.Time{}, true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.inFlight[endpointID]
-	if (s.PerEndpoint > 0 && n >= s.PerEndpoint) || (s.Total > 0 && s.total >= s.Total) {
-		return false
+	now, e := s.clock(), s.ends[endpointID]
+	if e == nil {
+		e = &share{}
 	}
-	if s.inFlight == nil {
-		s.inFlight = map[string]int{}
+	if len(e.open) > 0 && now.Sub(e.open[0]) >= slowAfter {
+		e.slowUntil = now.Add(slowFor)
 	}
-	s.inFlight[endpointID] = n + 1
+	full := (s.PerEndpoint > 0 && len(e.open) >= s.PerEndpoint) || (s.Total > 0 && s.total >= s.Total)
+	if full || now.Before(e.slowUntil) {
+		return time.Time{}, false
+	}
+	if s.ends == nil {
+		s.ends = map[string]*share{}
+	}
+	e.open = append(e.open, now)
+	s.ends[endpointID] = e
 	s.total++
-	return true
+	return now, true
 }
 
-// done gives back a local first attempt taken for the endpoint.
-func (s *Shares) done(endpointID string) {
+// done gives back the endpoint's local first attempt that began at began.
+func (s *Shares) done(endpointID string, began time.Time) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := s.inFlight[endpointID]; n > 1 {
-		s.inFlight[endpointID] = n - 1
-	} else {
-		delete(s.inFlight, endpointID)
+	e := s.ends[endpointID]
+	if e == nil {
+		return
 	}
-	s.total--
+	now := s.clock()
+	if now.Sub(began) >= slowAfter {
+		e.slowUntil = now.Add(slowFor)
+	}
+	if i := slices.Index(e.open, began); i >= 0 {
+		e.open = slices.Delete(e.open, i, i+1)
+		s.total--
+	}
+	if len(e.open) == 0 && !now.Before(e.slowUntil) {
+		delete(s.ends, endpointID)
+	}
 }
 
-// InFlight is how many local first attempts the endpoint has at once now.
+// InFlight is how many local first attempts the endpoint has open now.
 func (s *Shares) InFlight(endpointID string) int {
 	if s == nil {
 		return 0
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.inFlight[endpointID]
+	if e := s.ends[endpointID]; e != nil {
+		return len(e.open)
+	}
+	return 0
 }

@@ -1,29 +1,64 @@
 package activities
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestShares: an endpoint takes at most its share, the process at most its
 // total, and what is given back can be taken again.
 func TestShares(t *testing.T) {
+	now := time.Unix(0, 0)
 	s := NewShares(2, 3)
+	s.now = func() time.Time { return now }
+	take := func(e string) bool { _, ok := s.take(e); return ok }
 	steps := []struct {
 		endpoint string
 		want     bool
 	}{{"a", true}, {"a", true}, {"a", false}, {"b", true}, {"b", false}, {"c", false}}
 	for i, st := range steps {
-		if got := s.take(st.endpoint); got != st.want {
+		if got := take(st.endpoint); got != st.want {
 			t.Fatalf("step %d: take(%s) = %v, want %v", i, st.endpoint, got, st.want)
 		}
 	}
-	s.done("a")
-	if !s.take("c") || s.take("a") {
+	s.done("a", now)
+	if !take("c") || take("a") {
 		t.Fatal("after a gave one back: c should take it, then a nothing")
 	}
 	if n := s.InFlight("a"); n != 1 {
 		t.Fatalf("a in flight %d, want 1", n)
 	}
 	var none *Shares
-	if !none.take("x") {
+	if _, ok := none.take("x"); !ok {
 		t.Fatal("a nil Shares must bound nothing")
+	}
+}
+
+// TestSlowEndpointHandsOver: an endpoint with a local first attempt open
+// for slowAfter hands every first attempt over, until slowFor after the
+// last slow one; another endpoint is not affected.
+func TestSlowEndpointHandsOver(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := NewShares(10, 10)
+	s.now = func() time.Time { return now }
+	began, ok := s.take("slow")
+	if !ok {
+		t.Fatal("first take refused")
+	}
+	now = now.Add(slowAfter)
+	if _, ok := s.take("slow"); ok {
+		t.Fatal("a slow endpoint took a local first attempt")
+	}
+	if _, ok := s.take("fast"); !ok {
+		t.Fatal("another endpoint was refused")
+	}
+	s.done("slow", began)
+	now = now.Add(slowFor - time.Second)
+	if _, ok := s.take("slow"); ok {
+		t.Fatal("still slow within slowFor of its last slow attempt")
+	}
+	now = now.Add(time.Second)
+	if _, ok := s.take("slow"); !ok {
+		t.Fatal("not taken after slowFor")
 	}
 }

@@ -73,16 +73,20 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	p := publisher{api: r.dev.api, typ: typ, prefix: typ, paths: []string{"/noisy"}}
 	var wg sync.WaitGroup
 	var shots []shot
+	var published time.Duration
 	began := time.Now()
 	wg.Add(1)
-	go func() { defer wg.Done(); shots = closedLoop(sc.events, shippedPublishers*4, p.send) }()
+	go func() {
+		defer wg.Done()
+		shots = closedLoop(sc.events, shippedPublishers*4, p.send)
+		published = time.Since(began)
+	}()
 	if sc.publishedBy {
 		wg.Wait()
 		time.Sleep(5 * time.Second) // every first attempt failed: all on their timers
 	}
 	beside := r.healthy("beside " + sc.name)
 	wg.Wait()
-	published := time.Since(began)
 	errs := 0
 	for _, s := range shots {
 		if s.err != nil {

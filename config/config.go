@@ -84,8 +84,9 @@ type Config struct {
 	WorkerConcurrency int
 	// FirstAttemptsPerEndpoint bounds the first attempts one endpoint makes
 	// at once inside a process's workflow tasks, as local activities
-	// (HOOKRELAY_FIRST_ATTEMPTS_PER_ENDPOINT, default 32); past it they
-	// are made on the deliveries queue (docs/endpoints.md#isolation).
+	// (HOOKRELAY_FIRST_ATTEMPTS_PER_ENDPOINT; 0, the default, is the
+	// worker's own: activities.DefaultLocalPerEndpoint); past it they are
+	// made on the deliveries queue (docs/endpoints.md#isolation).
 	FirstAttemptsPerEndpoint int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention

@@ -58,7 +58,7 @@ func (c *Config) loadTemporal(getenv func(string) string) error {
 		return fmt.Errorf("config: %s: want 1-65535 attempts in flight per queue", EnvWorkerConcurrency)
 	}
 	c.WorkerConcurrency = n
-	if c.FirstAttemptsPerEndpoint, err = intVar(getenv, EnvFirstAttemptsPerEndpoint, 32); err != nil {
+	if c.FirstAttemptsPerEndpoint, err = intVar(getenv, EnvFirstAttemptsPerEndpoint, 0); err != nil {
 		return fmt.Errorf("config: %s: want 1-65535 first attempts at once per endpoint", EnvFirstAttemptsPerEndpoint)
 	}
 	c.APIWorker = true
