@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -97,6 +101,7 @@ func TestFirstAttemptsPastTheShareAreHandedOver(t *testing.T) {
 			t.Errorf("%s: attempts %+v (%v), want one successful attempt 0", d.ID, as, err)
 		}
 	}
+	recordHandedOver(t, ds)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.max != 3 || g.requests != 3 {
@@ -115,6 +120,31 @@ func settledAttempts(t *testing.T, st *store.Store, id string) ([]store.Attempt,
 			return as, err
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// recordHandedOver records, with HOOKRELAY_RECORD_HISTORIES=1, the history
+// of a delivery among ds whose first attempt was handed over (made as an
+// activity), for TestReplayRecordedHistories; it fails when none was.
+func recordHandedOver(t *testing.T, ds []store.Delivery) {
+	t.Helper()
+	for _, d := range ds {
+		for _, e := range testenv.History(t, testenv.Client(t), d.WorkflowID).Events {
+			if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+				recordIfAsked(t, d.WorkflowID, "eventgrid-handed-over-delivered")
+				return
+			}
+		}
+	}
+	t.Error("no first attempt was made as an activity")
+}
+
+// recordIfAsked writes a closed Delivery's history to testdata/histories as
+// name, with HOOKRELAY_RECORD_HISTORIES=1 (TestRecordHistories).
+func recordIfAsked(t *testing.T, workflowID, name string) {
+	t.Helper()
+	if os.Getenv("HOOKRELAY_RECORD_HISTORIES") == "1" {
+		writeHistory(t, testenv.Client(t), workflowID, filepath.Join(historiesDir, name+".json"))
 	}
 }
 
@@ -164,6 +194,7 @@ func TestLateAnswerDelivers(t *testing.T) {
 	if err != nil || d.Status != "delivered" {
 		t.Errorf("delivery %+v (%v), want delivered", d, err)
 	}
+	recordIfAsked(t, ds[0].WorkflowID, "eventgrid-late-answer-delivered")
 	mu.Lock()
 	defer mu.Unlock()
 	if requests != 1 {
