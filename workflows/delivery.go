@@ -227,7 +227,7 @@ func (d *delivery) finish(status policies.Status, reason string) (DeliveryResult
 	}
 	in := FinishInput{
 		DeliveryID: d.in.DeliveryID, Status: status, Reason: reason,
-		LastStatus: d.last.StatusCode, LastError: d.last.Error,
+		LastStatus: d.last.StatusCode, LastError: d.last.Error, OnExhausted: d.in.Policy.OnExhausted,
 	}
 	var res FinishResult
 	if err := d.bookkeep(ActivityFinish, in, &res); err != nil {
