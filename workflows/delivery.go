@@ -65,6 +65,7 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d.quietSuccess = v >= versionInInput
 	d.quietStart = v >= versionQuietStart
 	d.internalGrace = v >= versionInternalGrace
+	d.pr.FromPublication = v >= versionFromPublication
 	return d.run(d, in.PublishedAt)
 }
 
@@ -101,11 +102,16 @@ const (
 	// hookrelay itself get at least policies.InternalGrace before a count-bounded
 	// policy's deadline ends the delivery (retries.internalDeadline).
 	versionInternalGrace = 5
+	// versionFromPublication (issue 53): the retry window of a policy
+	// without a time-to-live counts from publication, and bounds every
+	// retry of an offset schedule; a retry Retry-After moved later moves the
+	// later slots of an offset schedule with it (policies.Progress.FromPublication).
+	versionFromPublication = 7
 )
 
 // DeliveryVersion is the version of the Delivery workflow's code that
 // deliveries start with now; the starter puts it in DeliveryInput.Version.
-const DeliveryVersion = versionQuietStart
+const DeliveryVersion = versionFromPublication
 
 type delivery struct {
 	retries

@@ -83,6 +83,9 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		}
 		probe = false
 		r.last = res
+		if r.pr.Attempts == 0 && r.pr.FromPublication {
+			r.pr.FirstStartedAt = scheduled
+		}
 		r.pr.Attempts++
 		due, status, reason := r.judge()
 		if status != "" {
@@ -116,7 +119,11 @@ func (r *retries) judge() (due time.Time, status policies.Status, reason string)
 	if stop != policies.NoStop {
 		return time.Time{}, r.policy.FinalStatus(), string(stop)
 	}
-	return r.retryAfter(due, now), "", ""
+	moved := r.retryAfter(due, now)
+	if r.pr.FromPublication {
+		r.pr = r.policy.RetryAfterMoved(r.pr, due, moved)
+	}
+	return moved, "", ""
 }
 
 // changeNoCatchUp marks docs/policies.md#no-catch-up-bursts (issue 11):
