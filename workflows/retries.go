@@ -82,11 +82,7 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 			continue
 		}
 		probe = false
-		r.last = res
-		if r.pr.Attempts == 0 && r.pr.FromPublication {
-			r.pr.FirstStartedAt = scheduled
-		}
-		r.pr.Attempts++
+		r.count(res, scheduled)
 		due, status, reason := r.judge()
 		if status != "" {
 			return s.finish(status, reason)
@@ -96,6 +92,17 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		}
 		scheduled = due
 	}
+}
+
+// count records res as an attempt made, started at scheduled: from
+// versionFromPublication the first one's start is kept, for the retry
+// window to count from publication (policies.Progress.FirstStartedAt).
+func (r *retries) count(res DeliverResult, scheduled time.Time) {
+	r.last = res
+	if r.pr.Attempts == 0 && r.pr.FromPublication {
+		r.pr.FirstStartedAt = scheduled
+	}
+	r.pr.Attempts++
 }
 
 // judge reads the last attempt under the policy: the final status and its
