@@ -104,7 +104,7 @@ func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (work
 	f, err := a.Store.FinishDelivery(ctx, store.Finish{
 		DeliveryID: in.DeliveryID, Status: in.Status, Reason: in.Reason,
 		LastStatus: in.LastStatus, LastError: in.LastError,
-		DeactivateSubscription: policies.DeactivatesSubscription(in.Status),
+		DeactivateSubscription: policies.DeactivatesSubscription(in.Status, in.OnExhausted),
 	})
 	if err != nil {
 		return workflows.FinishResult{}, err

@@ -101,7 +101,7 @@ func (a *Activities) FinishBatch(ctx context.Context, in workflows.FinishBatchIn
 	var out workflows.FinishBatchResult
 	for _, id := range in.DeliveryIDs {
 		res, err := a.Finish(ctx, workflows.FinishInput{DeliveryID: id, Status: in.Status, Reason: in.Reason,
-			LastStatus: in.LastStatus, LastError: in.LastError})
+			LastStatus: in.LastStatus, LastError: in.LastError, OnExhausted: in.OnExhausted})
 		if err != nil {
 			return out, fmt.Errorf("activities: finish %s: %w", id, err)
 		}

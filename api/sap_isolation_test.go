@@ -11,13 +11,13 @@ import (
 )
 
 // twoQueuedAccounts makes accounts A and B in queue mode, each with one
-// subscription to the same URL and one queued event.
+// paused subscription to the same URL and one queued event.
 func twoQueuedAccounts(t *testing.T, h *sapHarness) (a, b sapAccount, da, db store.Delivery) {
 	t.Helper()
 	a, b = h.newAccount("a"), h.newAccount("b")
 	for _, acc := range []sapAccount{a, b} {
 		h.setMode(acc, "queue")
-		h.subscribe(acc, "https://receiver.example/hook", "order.created", "sap", "")
+		h.pause(acc, h.subscribe(acc, "https://receiver.example/hook", "order.created", "sap", ""))
 	}
 	pa := h.publish(a, "evt-a", "order.created", `{"owner":"a"}`)
 	pb := h.publish(b, "evt-b", "order.created", `{"owner":"b"}`)

@@ -1,62 +1,117 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
-func TestQueueModeQueuesAtOnce(t *testing.T) {
+// TestQueueModePushesFirst: issue 53, docs/policies.md#sap. An account in
+// queue mode, through the API with a real worker, Temporal and PostgreSQL:
+// each event is pushed once; a receiver answering 200 gets it and the
+// delivery ends delivered; one answering 500, or a code in the
+// subscription's dead_letter_codes, gets exactly one request and the
+// delivery ends queued at once, no retry, the subscription still active,
+// and the event can be pulled.
+func TestQueueModePushesFirst(t *testing.T) {
 	t.Parallel()
 	st, c := testenv.Store(t), testenv.Client(t)
+	sapWorker(t, st, c)
 	h := newSAPHarness(t, st, c)
 	a := h.newAccount("queuer")
 	h.setMode(a, "queue")
-	subID := h.subscribe(a, "https://receiver.example/hook", "order.created", "sap", "")
+	ok, failing, gone := newCountingReceiver(t, http.StatusOK), newCountingReceiver(t, http.StatusInternalServerError),
+		newCountingReceiver(t, http.StatusGone)
+	subOK := h.subscribe(a, ok.URL+"/hook", "order.created", "sap", "")
+	subFail := h.subscribe(a, failing.URL+"/hook", "order.created", "sap", "")
+	subGone := h.subscribe(a, gone.URL+"/hook", "order.created", "sap", `{"dead_letter_codes":[410]}`)
 	ds := h.publish(a, "evt-1", "order.created", `{"n":1}`)
-	if len(ds) != 1 || ds[0].Status != policies.StatusQueued {
-		t.Fatalf("deliveries %+v, want one queued", ds)
+	if len(ds) != 3 {
+		t.Fatalf("deliveries %+v, want three", ds)
 	}
-	d, err := st.GetDelivery(t.Context(), a.ID, ds[0].ID)
-	if err != nil || d.Status != policies.StatusQueued || !d.Started || d.Attempts != 0 {
-		t.Fatalf("delivery row %+v (%v): want queued, no attempt", d, err)
+	want := map[string]policies.Status{subOK: policies.StatusDelivered, subFail: policies.StatusQueued,
+		subGone: policies.StatusQueued}
+	for _, d := range ds {
+		if d.Status != policies.StatusPending {
+			t.Fatalf("delivery %+v at publication, want pending (pushed first)", d)
+		}
+		sapWait(t, "delivery "+d.ID+" "+string(want[d.SubscriptionID]), func() bool {
+			return h.apiDelivery(a, d.ID).Status == want[d.SubscriptionID]
+		})
+		if got := h.apiDelivery(a, d.ID); got.Attempts != 1 {
+			t.Errorf("delivery to %s: %d attempts, want 1", d.SubscriptionID, got.Attempts)
+		}
 	}
-	// Not pushed: no workflow was ever started for it.
-	_, err = c.DescribeWorkflowExecution(t.Context(), d.WorkflowID, "")
-	var nf *serviceerror.NotFound
-	if !errors.As(err, &nf) {
-		t.Fatalf("describe %s: %v, want not found", d.WorkflowID, err)
+	for _, r := range []*countingReceiver{ok, failing, gone} {
+		if n := r.requests.Load(); n != 1 {
+			t.Errorf("receiver answering %d got %d requests, want exactly 1", r.code, n)
+		}
 	}
-	// Queue mode queues without deactivating the subscription.
-	if sub, _ := st.GetSubscription(t.Context(), a.ID, subID); !sub.Active {
-		t.Fatal("queue mode deactivated the subscription")
+	for _, id := range []string{subOK, subFail, subGone} {
+		var sub store.Subscription
+		h.do(http.MethodGet, "/v1/subscriptions/"+id, a.Auth, "").json(t, &sub)
+		if !sub.Active {
+			t.Errorf("subscription %s deactivated in queue mode", id)
+		}
 	}
-	got := h.pull(a.Auth, "channel='webhook' and status='queued' and config.url='https://receiver.example/hook'")
+	got := h.pull(a.Auth, "channel='webhook' and status='queued' and config.url='"+failing.URL+"/hook'")
 	if len(got) != 1 || got[0].Event.ID != "evt-1" || string(got[0].Event.Data) != `{"n":1}` {
 		t.Fatalf("pulled %+v", got)
 	}
-	// Back in retry mode, events are pushed (pending, not queued) again.
-	h.setMode(a, "retry")
-	res, err := st.Publish(t.Context(), store.Event{AccountID: a.ID, Type: "order.created"})
-	if err != nil || len(res.Deliveries) != 1 || res.Deliveries[0].Status != "pending" {
-		t.Fatalf("publish in retry mode: %+v %v", res.Deliveries, err)
+}
+
+// countingReceiver answers every request with code and counts them.
+type countingReceiver struct {
+	*httptest.Server
+	code     int
+	requests atomic.Int64
+}
+
+func newCountingReceiver(t *testing.T, code int) *countingReceiver {
+	r := &countingReceiver{code: code}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		r.requests.Add(1)
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// apiDelivery is GET /v1/deliveries/{id} as the account.
+func (h *sapHarness) apiDelivery(a sapAccount, id string) store.Delivery {
+	h.t.Helper()
+	r := h.do(http.MethodGet, "/v1/deliveries/"+id, a.Auth, "")
+	if r.code != http.StatusOK {
+		h.t.Fatalf("GET /v1/deliveries/%s: %d %s", id, r.code, r.body)
+	}
+	var d store.Delivery
+	r.json(h.t, &d)
+	return d
+}
+
+// pause pauses the account's subscription through the API: its events are
+// then queued at once, without a push (docs/sap.md#modes).
+func (h *sapHarness) pause(a sapAccount, subID string) {
+	h.t.Helper()
+	if r := h.do(http.MethodPatch, "/v1/subscriptions/"+subID, a.Auth, `{"active":false}`); r.code != http.StatusOK {
+		h.t.Fatalf("PATCH /v1/subscriptions/%s active false: %d %s", subID, r.code, r.body)
 	}
 }
 
 // queueFixture is one account with two subscriptions and deliveries of four
-// events at known times: p0 pending (published in retry mode), then, in queue
-// mode, e1 (created, A), e2 and e3 (paid, A and B).
+// events at known times: p0 pending (published while both subscriptions are
+// active), then, with both paused, e1 (created, A), e2 and e3 (paid, A and B),
+// queued.
 type queueFixture struct {
 	h          *sapHarness
 	a          sapAccount
@@ -83,7 +138,8 @@ func newQueueFixture(t *testing.T) *queueFixture {
 		OccurredAt: f.times[0]}); err != nil {
 		t.Fatal(err)
 	}
-	f.h.setMode(f.a, "queue")
+	f.h.pause(f.a, f.subA)
+	f.h.pause(f.a, f.subB)
 	for i, typ := range []string{"order.created", "order.paid", "order.paid"} {
 		r := f.h.do(http.MethodPost, "/v1/events", f.a.Auth, fmt.Sprintf(`{"id":"e%d","type":%q,"time":%q,"data":{"i":%d}}`,
 			i+1, typ, f.times[i+1].Format(time.RFC3339), i+1))

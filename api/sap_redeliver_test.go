@@ -107,13 +107,13 @@ func TestRedeliverReactivatesAndDelivers(t *testing.T) {
 	queued := "channel='webhook' and status='queued' and config.url='" + u + "'"
 	recv.up.Store(true)
 	// B's PUT, with the same where clause, finds nothing of A's.
-	h.setMode(b, "queue")
-	h.subscribe(b, u, "order.created", "sap", "")
+	subB := h.subscribe(b, u, "order.created", "sap", "")
+	h.pause(b, subB)
 	h.publish(b, "evt-b", "order.created", `{}`)
 	var res RedeliverResponse
 	h.do(http.MethodPut, queuePath(queued, ""), b.Auth, "").json(t, &res)
-	if res.Redelivered != 1 || len(res.ReactivatedSubscriptions) != 0 {
-		t.Fatalf("B's PUT: %+v, want its one event", res)
+	if res.Redelivered != 1 || !slices.Equal(res.ReactivatedSubscriptions, []string{subB}) {
+		t.Fatalf("B's PUT: %+v, want its one event and its own subscription", res)
 	}
 	if h.status(a.ID, first.ID) != policies.StatusQueued {
 		t.Fatal("B's PUT touched A's queue")
@@ -182,8 +182,7 @@ func TestRedeliverCrashBeforeStartIsSwept(t *testing.T) {
 	recv := newSwitchReceiver(t)
 	recv.up.Store(true)
 	a := h.newAccount("crashy")
-	h.setMode(a, "queue")
-	h.subscribe(a, recv.URL+"/hook", "order.created", "sap", "")
+	h.pause(a, h.subscribe(a, recv.URL+"/hook", "order.created", "sap", ""))
 	h.publish(a, "evt-1", "order.created", `{}`)
 	w, err := where.Parse("status='queued'")
 	if err != nil {

@@ -634,10 +634,13 @@ type RetryPolicy struct {
 	DeadLettering   *bool           `json:"dead_lettering,omitempty"`
 
 	// Health Circuit-breaker thresholds, each optional; durations in seconds; 0 turns a rule off.
-	Health         *HealthOverrides `json:"health,omitempty"`
-	JitterFraction *float64         `json:"jitter_fraction,omitempty"`
-	MaxAttempts    *int             `json:"max_attempts,omitempty"`
-	OnExhausted    *OnExhausted     `json:"on_exhausted,omitempty"`
+	Health *HealthOverrides `json:"health,omitempty"`
+
+	// HonorRetryAfter Default true: a 429 or 503 answer's Retry-After moves the next retry later (at most the policy's retry_after_max_seconds). false: every retry comes when the schedule says.
+	HonorRetryAfter *bool        `json:"honor_retry_after,omitempty"`
+	JitterFraction  *float64     `json:"jitter_fraction,omitempty"`
+	MaxAttempts     *int         `json:"max_attempts,omitempty"`
+	OnExhausted     *OnExhausted `json:"on_exhausted,omitempty"`
 
 	// SuccessCodes [] means any 2xx.
 	SuccessCodes   *[]StatusCode `json:"success_codes,omitempty"`
@@ -1364,7 +1367,7 @@ type ClientInterface interface {
 
 	// ReplayEvent Deliver an event again to its current subscriptions
 	//
-	// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription or an account in queue mode. Each call makes new deliveries. Any body is ignored.
+	// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription, pushed once (then queued if that fails) for an account in queue mode. Each call makes new deliveries. Any body is ignored.
 	//
 	// Corresponds with POST /v1/events/{id}/replay (the `ReplayEvent` operationId).
 	ReplayEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2037,7 +2040,7 @@ func (c *RawClient) GetEvent(ctx context.Context, id ID, reqEditors ...RequestEd
 
 // ReplayEvent Deliver an event again to its current subscriptions
 //
-// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription or an account in queue mode. Each call makes new deliveries. Any body is ignored.
+// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription, pushed once (then queued if that fails) for an account in queue mode. Each call makes new deliveries. Any body is ignored.
 //
 // Corresponds with POST /v1/events/{id}/replay (the `ReplayEvent` operationId).
 func (c *RawClient) ReplayEvent(ctx context.Context, id ID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4422,7 +4425,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayEventWithResponse Deliver an event again to its current subscriptions
 	//
-	// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription or an account in queue mode. Each call makes new deliveries. Any body is ignored.
+	// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription, pushed once (then queued if that fails) for an account in queue mode. Each call makes new deliveries. Any body is ignored.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8192,7 +8195,7 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id ID, r
 
 // ReplayEventWithResponse Deliver an event again to its current subscriptions
 //
-// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription or an account in queue mode. Each call makes new deliveries. Any body is ignored.
+// One new delivery of the event (by the id it was published with) per subscription matching its type now, as a publish of it would make: queued for an inactive subscription, pushed once (then queued if that fails) for an account in queue mode. Each call makes new deliveries. Any body is ignored.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -143,7 +143,7 @@ func TestEndingsPerPolicy(t *testing.T) {
 			t.Errorf("%s: undeliverable ends %s, want %s", c.p.Name, got, c.want)
 		}
 	}
-	if !DeactivatesSubscription(SAP().UndeliverableStatus()) {
+	if !DeactivatesSubscription(SAP().UndeliverableStatus(), SAP().OnExhausted) {
 		t.Error("sap: an undeliverable code does not deactivate the subscription")
 	}
 	if Workfront().DeadlineStop() != RetryWindowExceeded || EventGrid().DeadlineStop() != TTLExceeded {

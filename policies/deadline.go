@@ -13,6 +13,7 @@ import (
 // be due when every attempt fails instantly: measured from FirstFailureAt, each
 // wait at its upper jitter bound. For Workfront that is FirstFailureAt +
 // 173,585.6 s (docs/policies.md#workfront: "their own 48-hour limit still runs").
+// With pr.FromPublication that window counts from publication (windowStart).
 func (p Policy) Deadline(pr Progress) time.Time {
 	if p.TTL > 0 {
 		return pr.FirstAttemptAt.Add(p.TTL)
@@ -21,7 +22,24 @@ func (p Policy) Deadline(pr Progress) time.Time {
 	if !ok {
 		return time.Time{}
 	}
-	return pr.FirstFailureAt.Add(last)
+	return pr.windowStart().Add(last)
+}
+
+// windowStart is where the retry window of a policy without a time-to-live
+// starts. Before pr.FromPublication, the first failure. From it, the window
+// counts from publication (docs/policies.md#workfront): the first failure
+// less the time the first attempt was held back after publication
+// (FirstStartedAt - FirstAttemptAt), so a delivery whose first attempt went
+// out at once keeps every slot, and one held back (its endpoint disabled)
+// gets no fresh window from its first failure.
+func (pr Progress) windowStart() time.Time {
+	if !pr.FromPublication || pr.FirstStartedAt.IsZero() || pr.FirstFailureAt.Before(pr.FirstStartedAt) {
+		return pr.FirstFailureAt
+	}
+	if held := pr.FirstStartedAt.Sub(pr.FirstAttemptAt); held > 0 {
+		return pr.FirstFailureAt.Add(-held)
+	}
+	return pr.FirstFailureAt
 }
 
 // InternalGrace is the least time failures of hookrelay itself (not of the

@@ -21,6 +21,9 @@ type Overrides struct {
 	OnExhausted     *Exhausted       `json:"on_exhausted,omitempty"`
 	Custom          *Custom          `json:"custom,omitempty"` // schedule for the "custom" policy
 	Health          *HealthOverrides `json:"health,omitempty"` // circuit breaker thresholds
+	// HonorRetryAfter false ignores the receiver's Retry-After: every retry
+	// comes when the schedule says (docs/policies.md#retry-after-and-the-schedules).
+	HonorRetryAfter *bool `json:"honor_retry_after,omitempty"`
 }
 
 // FieldError names the offending field (a JSON path such as
@@ -165,6 +168,9 @@ func (o Overrides) applyTimes(p *Policy, lim limits) error {
 			return fieldErr(retryPolicyPrefix+"jitter_fraction", "must be between 0 and %g", maxJitterFraction)
 		}
 		p.JitterFraction = *v
+	}
+	if v := o.HonorRetryAfter; v != nil && !*v {
+		p.RetryAfterMax = 0
 	}
 	return nil
 }

@@ -50,6 +50,10 @@ const (
 	// DeactivateAndQueue deactivates the subscription and queues the event for
 	// retrieval (docs/policies.md#sap).
 	DeactivateAndQueue Exhausted = "deactivate_and_queue"
+	// Queue queues the event for retrieval and leaves the subscription
+	// active: an account in SAP's queue mode after its one push failed
+	// (docs/policies.md#sap, QueueMode). Not a retry_policy value.
+	Queue Exhausted = "queue"
 )
 
 // Health holds the per-endpoint circuit breaker thresholds
@@ -143,7 +147,7 @@ func IsSuccessCode(codes []int, status int) bool {
 // dead_lettered, dropped or queued.
 func (p Policy) FinalStatus() Status {
 	switch {
-	case p.OnExhausted == DeactivateAndQueue:
+	case p.OnExhausted == DeactivateAndQueue || p.OnExhausted == Queue:
 		return StatusQueued
 	case p.OnExhausted == DeadLetter && p.DeadLettering:
 		return StatusDeadLettered
@@ -158,7 +162,7 @@ func (p Policy) FinalStatus() Status {
 // dead-lettered where dead-lettering is on, else dropped.
 func (p Policy) UndeliverableStatus() Status {
 	switch {
-	case p.OnExhausted == DeactivateAndQueue:
+	case p.OnExhausted == DeactivateAndQueue || p.OnExhausted == Queue:
 		return StatusQueued
 	case p.DeadLettering:
 		return StatusDeadLettered
@@ -168,10 +172,28 @@ func (p Policy) UndeliverableStatus() Status {
 }
 
 // DeactivatesSubscription reports whether a delivery that ends with status
-// deactivates its subscription: when a delivery is queued because its retries
-// ran out, its subscription gets no more pushes, and every later event for it
-// is queued, until it is reactivated (docs/policies.md#sap).
-func DeactivatesSubscription(status Status) bool { return status == StatusQueued }
+// under a policy whose OnExhausted is how deactivates its subscription: when
+// a delivery is queued because its retries ran out, its subscription gets no
+// more pushes, and every later event for it is queued, until it is
+// reactivated (docs/policies.md#sap). A delivery queued in queue mode (Queue)
+// leaves it active; how is empty for deliveries that did not say it.
+func DeactivatesSubscription(status Status, how Exhausted) bool {
+	return status == StatusQueued && how != Queue
+}
+
+// QueueMode is p as an account in SAP's queue mode runs it
+// (docs/policies.md#sap): one push and no retry; a failed push, or an answer
+// in DeadLetterCodes, queues the event at once and leaves the subscription
+// active. A push its endpoint's breaker holds back is queued at once too (no
+// time-to-live to wait out), and Retry-After has no retry to move.
+func (p Policy) QueueMode() Policy {
+	p.MaxAttempts = 1
+	p.TTL = 0
+	p.OnExhausted = Queue
+	p.DeadLettering = false
+	p.RetryAfterMax = 0
+	return p
+}
 
 // String names the policy.
 func (p Policy) String() string { return fmt.Sprintf("policy %q", p.Name) }

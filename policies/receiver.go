@@ -24,6 +24,18 @@ func (p Policy) RetryAfterDue(due, now, retryAfter, deadline time.Time) time.Tim
 	return due
 }
 
+// RetryAfterMoved is pr once Retry-After moved the retry due at due to
+// moved (RetryAfterDue): on an offset schedule every later slot moves with
+// it (Delay), so that the move uses up none of the retries after it
+// (docs/policies.md#retry-after-and-the-schedules). Schedules of gaps count
+// from the last failure and need nothing.
+func (p Policy) RetryAfterMoved(pr Progress, due, moved time.Time) Progress {
+	if p.Schedule.Kind == Offsets && moved.After(due) {
+		pr.Delay += moved.Sub(due)
+	}
+	return pr
+}
+
 // Waits of a delivery held back by its endpoint's concurrency cap or rate
 // limit (ThrottleWait).
 const (

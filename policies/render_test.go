@@ -149,7 +149,7 @@ func TestDocJSON(t *testing.T) {
 		{"rows[11].gap_seconds", last["gap_seconds"], 86835.2},
 		{"rows[11].attempt", last["attempt"], 11.0},
 		{"max_attempts", doc["max_attempts"], 12.0},
-		{"timeout_seconds", doc["timeout_seconds"], 30.0},
+		{"timeout_seconds", doc["timeout_seconds"], 5.0},
 		{"ttl_seconds", doc["ttl_seconds"], 0.0},
 		{"schedule_kind", doc["schedule_kind"], "offsets"},
 		{"on_exhausted", doc["on_exhausted"], "dead_letter"},

@@ -47,6 +47,22 @@ type Progress struct {
 	// while the delivery could not attempt (a wait, a worker outage): they
 	// are not fired and not counted as attempts (docs/policies.md#common-rules).
 	Skipped int
+	// FromPublication turns on the rules of issue 53 (Delivery version 7):
+	// the retry window of a policy without a time-to-live counts from
+	// publication (windowStart), no retry of an offset schedule is due
+	// after it, a schedule that runs out after skipped slots ends with the
+	// window's reason, and a retry Retry-After moved later moves the later
+	// slots with it (Delay). False: the rules deliveries started before
+	// it run by.
+	FromPublication bool
+	// FirstStartedAt is when the first attempt actually made started: later
+	// than FirstAttemptAt (publication) by the time it was held back (its
+	// endpoint disabled, a late start). Zero before it.
+	FirstStartedAt time.Time
+	// Delay is how much later than their slots Retry-After moved retries of
+	// an offset schedule: every later slot is that much later
+	// (docs/policies.md#retry-after-and-the-schedules).
+	Delay time.Duration
 }
 
 // maxWait is the longest wait a schedule may hold (about 146 years): half of

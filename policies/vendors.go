@@ -21,6 +21,12 @@ const (
 	NameCustom          = "custom"
 )
 
+// workfrontTimeout is how long a Workfront receiver has to answer: Adobe's
+// Event Subscriptions FAQ makes 5 s the default timeout of the request that
+// delivers a message (docs/policies.md#workfront), for both rule sets of the
+// same product.
+const workfrontTimeout = 5 * time.Second
+
 // workfrontStep is the unit of the Workfront schedule: retry k comes
 // (2^k - 1) * 84.8 s after the first failure (docs/policies.md#workfront).
 const workfrontStep = 84800 * time.Millisecond
@@ -66,7 +72,7 @@ func Workfront() Policy {
 		Description:   "Adobe Workfront: 11 retries at (2^k-1)*84.8 s after the first failure (about 48 h)",
 		Schedule:      Schedule{Kind: Offsets, Durations: workfrontOffsets(11)},
 		MaxAttempts:   12,
-		Timeout:       30 * time.Second,
+		Timeout:       workfrontTimeout,
 		DeadLettering: true, OnExhausted: DeadLetter,
 		Health:        WorkfrontHealth,
 		RetryAfterMax: time.Hour,
@@ -81,7 +87,7 @@ func WorkfrontLegacy() Policy {
 		Description:   "Workfront 2017: a retry every 10 minutes, 12 retries (two hours)",
 		Schedule:      Schedule{Kind: Fixed, Interval: 10 * time.Minute},
 		MaxAttempts:   13,
-		Timeout:       30 * time.Second,
+		Timeout:       workfrontTimeout,
 		SuccessCodes:  []int{200},
 		DeadLettering: true, OnExhausted: DeadLetter,
 		Health:        NoHealth,

@@ -118,8 +118,8 @@ func TestVendorLimits(t *testing.T) {
 		deadLettering bool
 		final         string
 	}{
-		{"docs/policies.md#workfront: dead-lettered instead of dropped", Workfront(), 0, 30 * time.Second, 0, true, "dead_lettered"},
-		{"docs/policies.md#workfront-legacy: dead-lettered here", WorkfrontLegacy(), 0, 30 * time.Second, 0, true, "dead_lettered"},
+		{"docs/policies.md#workfront: 5 s to respond (Adobe's FAQ), dead-lettered instead of dropped", Workfront(), 0, 5 * time.Second, 0, true, "dead_lettered"},
+		{"docs/policies.md#workfront-legacy: 5 s to respond, dead-lettered here", WorkfrontLegacy(), 0, 5 * time.Second, 0, true, "dead_lettered"},
 		{"docs/policies.md#sap: deactivated, events queued", SAP(), 0, 30 * time.Second, 0, false, "queued"},
 		{"docs/policies.md#eventgrid: 30 s to respond, 1440 min TTL, dead-lettering off (dropped)", EventGrid(), 1440 * time.Minute, 30 * time.Second, 0.1, false, "dropped"},
 		{"docs/policies.md#eventgrid-edge: 60 s to respond, 7200 s TTL, dead-lettered here", EventGridEdge(), 7200 * time.Second, 60 * time.Second, 0, true, "dead_lettered"},

@@ -22,6 +22,17 @@ func PolicyWith(sub store.Subscription, d policies.EdgeDefaults) (policies.Polic
 	return p, nil
 }
 
+// runPolicy is the policy sub's deliveries run under: PolicyWith's, pushed
+// once and queued if that fails when its account is in queue mode
+// (policies.QueueMode, docs/policies.md#sap).
+func runPolicy(sub store.Subscription, d policies.EdgeDefaults) (policies.Policy, error) {
+	p, err := PolicyWith(sub, d)
+	if err == nil && sub.AccountQueueMode {
+		p = p.QueueMode()
+	}
+	return p, err
+}
+
 // routeEventGrid takes out of ds the deliveries that are not started one
 // workflow each: those of Event Grid subscriptions still waiting for their
 // validation handshake (left pending; started on validation), and those of
@@ -79,7 +90,7 @@ func (s *Starter) subscription(ctx context.Context, d store.Delivery, subs map[s
 
 // wakeBatcher signals a subscription's Batcher, starting it if needed.
 func (s *Starter) wakeBatcher(ctx context.Context, sub store.Subscription) error {
-	p, err := PolicyWith(sub, s.Defaults)
+	p, err := runPolicy(sub, s.Defaults)
 	if err != nil {
 		return err
 	}

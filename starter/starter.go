@@ -116,7 +116,7 @@ func (s *Starter) deliveryPolicy(ctx context.Context, d store.Delivery, subs map
 	if err != nil {
 		return sub, policies.Policy{}, err
 	}
-	p, err := PolicyWith(sub, s.Defaults)
+	p, err := runPolicy(sub, s.Defaults)
 	p.Description, p.Section = "", ""
 	return sub, p, err
 }

@@ -104,7 +104,7 @@ func (s *Starter) startBatch(ctx context.Context, b store.StrandedBatch) error {
 	if err != nil {
 		return err
 	}
-	p, err := PolicyWith(sub, s.Defaults)
+	p, err := runPolicy(sub, s.Defaults)
 	if err != nil {
 		return err
 	}

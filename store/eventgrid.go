@@ -138,7 +138,8 @@ func (s *Store) DeadLetterOf(ctx context.Context, deliveryID string) (DeadLetter
 // flight still need theirs.
 func (s *Store) SubscriptionByID(ctx context.Context, id string) (Subscription, error) {
 	var sub Subscription
-	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+` FROM subscriptions WHERE id = $1`, id)
+	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+`, `+accountQueueModeSQL+`
+		FROM subscriptions s WHERE id = $1`, id)
 	if err != nil {
 		return Subscription{}, notFound(err, "subscription", id)
 	}

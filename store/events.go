@@ -84,8 +84,8 @@ type PublishResult struct {
 
 // Publish stores ev and one delivery per matching subscription, atomically.
 // An event id published before returns the first publication. Deliveries to
-// inactive subscriptions, or of accounts in queue mode, are queued at once
-// (docs/policies.md#sap). It takes two round trips to PostgreSQL and no
+// inactive subscriptions are queued at once (docs/policies.md#sap); those of
+// accounts in queue mode are pushed once first (Subscription.AccountQueueMode). It takes two round trips to PostgreSQL and no
 // transaction of its own: the subscriptions are matched, then the event and
 // its deliveries inserted in one statement. Only when an ordered
 // subscription matches does it take a transaction, to number the deliveries
@@ -237,7 +237,7 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 		PreviousSecret string `db:"previous_secret"`
 	}
 	err := sqlx.SelectContext(ctx, q, &matched, `SELECT `+prefixed("s", subscriptionCols)+`, p.state, `+limitCols+`,
-			(NOT s.active OR a.mode = 'queue') AS queue,
+			NOT s.active AS queue, a.mode = 'queue' AS account_queue_mode,
 			`+previousSecretSQL+` AS previous_secret
 		FROM subscriptions s JOIN accounts a ON a.id = s.account_id JOIN endpoints p ON p.id = s.endpoint_id
 		WHERE s.account_id = $1 AND s.deleted_at IS NULL
@@ -254,7 +254,7 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 		d.Subscription = &sub
 		switch {
 		case m.Queue:
-			d.Status, d.Started, d.FinalReason = policies.StatusQueued, true, "subscription inactive or account in queue mode"
+			d.Status, d.Started, d.FinalReason = policies.StatusQueued, true, "subscription inactive"
 		case sub.Ordered:
 			d.OrderingKey = &ev.OrderingKey // numbered by sequence before it is inserted
 		}

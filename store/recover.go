@@ -64,7 +64,7 @@ func (s *Store) Recover(ctx context.Context, account string, f ListFilter) (Reco
 
 // Replay stores one new delivery of the account's event (by the id it was
 // published with) per subscription matching its type now, as a publish of it
-// would: queued for an inactive subscription or an account in queue mode.
+// would: queued for an inactive subscription.
 // Each call makes new deliveries, each with a workflow of its own.
 func (s *Store) Replay(ctx context.Context, account, externalID string) ([]Delivery, error) {
 	var ev Event

@@ -79,7 +79,17 @@ type Subscription struct {
 	PreviousSecretExpiresAt *time.Time `db:"previous_secret_expires_at" json:"previous_secret_expires_at,omitempty"`
 	CreatedAt               time.Time  `db:"created_at" json:"created_at"`
 	UpdatedAt               time.Time  `db:"updated_at" json:"updated_at"`
+	// AccountQueueMode is whether its account is in SAP's queue mode
+	// (docs/sap.md#modes), where its deliveries are pushed once and queued
+	// if that fails: loaded (accountQueueModeSQL) only where deliveries are
+	// started from it (publishing, SubscriptionByID, the sweeper); false
+	// elsewhere.
+	AccountQueueMode bool `db:"account_queue_mode" json:"-"`
 }
+
+// accountQueueModeSQL loads Subscription.AccountQueueMode of the
+// subscription s.
+const accountQueueModeSQL = `(SELECT a.mode = 'queue' FROM accounts a WHERE a.id = s.account_id) AS account_queue_mode`
 
 const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy, signing_secret,
 	signature_scheme, signing_public_key, previous_signing_secret, previous_secret_expires_at,

@@ -80,7 +80,8 @@ func (s *Store) SubscriptionsWithUnstarted(ctx context.Context, age time.Duratio
 		which = batchingSQL + ` AND NOT (` + awaitingSQL + `)`
 	}
 	subs := []SweptSubscription{}
-	err := s.db.SelectContext(ctx, &subs, `SELECT `+subscriptionCols+`, deleted_at IS NOT NULL AS deleted
+	err := s.db.SelectContext(ctx, &subs, `SELECT `+subscriptionCols+`, deleted_at IS NOT NULL AS deleted,
+		`+accountQueueModeSQL+`
 		FROM subscriptions s
 		WHERE `+which+` AND EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = s.id
 		  AND NOT d.started AND d.status = 'pending' AND d.created_at < now() - $1 * interval '1 millisecond')

@@ -98,7 +98,7 @@ func (b *batch) setStatus(status policies.Status, next *time.Time) string {
 
 func (b *batch) finish(status policies.Status, reason string) (DeliveryResult, error) {
 	in := FinishBatchInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, Reason: reason,
-		LastStatus: b.last.StatusCode, LastError: b.last.Error}
+		LastStatus: b.last.StatusCode, LastError: b.last.Error, OnExhausted: b.in.Policy.OnExhausted}
 	if err := workflow.ExecuteActivity(b.bookkeeping(), ActivityFinishBatch, in).Get(b.ctx, nil); err != nil {
 		return DeliveryResult{}, err
 	}

@@ -60,6 +60,8 @@ type FinishBatchInput struct {
 	Reason      string
 	LastStatus  int
 	LastError   string
+	// OnExhausted is the batch's policy's, as in FinishInput.
+	OnExhausted policies.Exhausted `json:",omitempty"`
 }
 
 // FinishBatchResult is the result of FinishBatch.

@@ -69,6 +69,7 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	if d.fairShares {
 		d.late = workflow.GetSignalChannel(ctx, SignalLateAnswer)
 	}
+	d.pr.FromPublication = v >= versionFromPublication
 	return d.run(d, in.PublishedAt)
 }
 
@@ -111,11 +112,16 @@ const (
 	// the deliveries queue (docs/endpoints.md#isolation); a late answer
 	// (SignalLateAnswer) ends the delivery as delivered.
 	versionFairShares = 6
+	// versionFromPublication (issue 53): the retry window of a policy
+	// without a time-to-live counts from publication, and bounds every
+	// retry of an offset schedule; a retry Retry-After moved later moves the
+	// later slots of an offset schedule with it (policies.Progress.FromPublication).
+	versionFromPublication = 7
 )
 
 // DeliveryVersion is the version of the Delivery workflow's code that
 // deliveries start with now; the starter puts it in DeliveryInput.Version.
-const DeliveryVersion = versionFairShares
+const DeliveryVersion = versionFromPublication
 
 type delivery struct {
 	retries
@@ -249,7 +255,7 @@ func (d *delivery) finish(status policies.Status, reason string) (DeliveryResult
 	}
 	in := FinishInput{
 		DeliveryID: d.in.DeliveryID, Status: status, Reason: reason,
-		LastStatus: d.last.StatusCode, LastError: d.last.Error,
+		LastStatus: d.last.StatusCode, LastError: d.last.Error, OnExhausted: d.in.Policy.OnExhausted,
 	}
 	var res FinishResult
 	if err := d.bookkeep(ActivityFinish, in, &res); err != nil {

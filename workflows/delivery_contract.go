@@ -115,6 +115,11 @@ type FinishInput struct {
 	Reason     string
 	LastStatus int
 	LastError  string
+	// OnExhausted is the delivery's policy's: a delivery queued under
+	// policies.Queue (SAP's queue mode) leaves its subscription active
+	// (policies.DeactivatesSubscription). Empty from deliveries started
+	// before it was carried.
+	OnExhausted policies.Exhausted `json:",omitempty"`
 }
 
 // FinishResult is the result of Finish.

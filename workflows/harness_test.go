@@ -38,6 +38,9 @@ type receiver struct {
 	mu       sync.Mutex
 	attempts []string // the X-Hookrelay-Attempt header of each request
 	script   func(n int) int
+	// retryAfter, when set, is the Retry-After header of the n-th answer
+	// ("" for none); without it a 429 asks for 2 s.
+	retryAfter func(n int) string
 }
 
 func newReceiver(t *testing.T, script func(n int) int) *receiver {
@@ -47,9 +50,15 @@ func newReceiver(t *testing.T, script func(n int) int) *receiver {
 		r.mu.Lock()
 		n := len(r.attempts)
 		r.attempts = append(r.attempts, req.Header.Get("X-Hookrelay-Attempt"))
+		retryAfter := r.retryAfter
 		r.mu.Unlock()
 		code := r.script(n)
-		if code == http.StatusTooManyRequests {
+		switch {
+		case retryAfter != nil:
+			if v := retryAfter(n); v != "" {
+				w.Header().Set("Retry-After", v)
+			}
+		case code == http.StatusTooManyRequests:
 			// A 429 asks for 2 s: Retry-After is honoured (issue 16).
 			w.Header().Set("Retry-After", "2")
 		}

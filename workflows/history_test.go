@@ -63,6 +63,21 @@ var recordings = []recording{
 		script: failFirst(1, http.StatusTooManyRequests), status: "delivered"},
 	{name: "custom-held-back-delivered", policy: policies.NameCustom, retryPolicy: `{"custom": {"kind": "fixed", "interval_seconds": 1}}`,
 		script: always(http.StatusOK), status: "delivered", held: 2 * time.Second},
+	// Issue 53 (Delivery version 7): a Retry-After moves the later slots of
+	// an offset schedule; a delivery held back before its first attempt
+	// keeps the window of its publication, its last slot made at the
+	// window's end.
+	{name: "custom-offsets-retry-after-delivered", policy: policies.NameCustom,
+		retryPolicy: `{"custom": {"kind": "offsets", "seconds": [1, 5, 6]}}`,
+		script:      scripted(http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusOK), status: "delivered"},
+	{name: "custom-offsets-window-dead-lettered", policy: policies.NameCustom,
+		retryPolicy: `{"custom": {"kind": "offsets", "seconds": [1, 2, 20]}}`,
+		script:      always(http.StatusInternalServerError), status: "dead_lettered", endpoint: "disabled", signal: workflows.SignalRelease},
+}
+
+// scripted answers codes[n] to the n-th request, and the last code after.
+func scripted(codes ...int) func(int) int {
+	return func(n int) int { return codes[min(n, len(codes)-1)] }
 }
 
 // TestRecordHistories runs one Delivery per recording on the real dev server

@@ -86,8 +86,7 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 			continue
 		}
 		probe = false
-		r.last = res
-		r.pr.Attempts++
+		r.count(res, scheduled)
 		if r.answeredLate() {
 			return s.finish(policies.StatusDelivered, "")
 		}
@@ -103,6 +102,17 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		}
 		scheduled = due
 	}
+}
+
+// count records res as an attempt made, started at scheduled: from
+// versionFromPublication the first one's start is kept, for the retry
+// window to count from publication (policies.Progress.FirstStartedAt).
+func (r *retries) count(res DeliverResult, scheduled time.Time) {
+	r.last = res
+	if r.pr.Attempts == 0 && r.pr.FromPublication {
+		r.pr.FirstStartedAt = scheduled
+	}
+	r.pr.Attempts++
 }
 
 // judge reads the last attempt under the policy: the final status and its
@@ -126,7 +136,11 @@ func (r *retries) judge() (due time.Time, status policies.Status, reason string)
 	if stop != policies.NoStop {
 		return time.Time{}, r.policy.FinalStatus(), string(stop)
 	}
-	return r.retryAfter(due, now), "", ""
+	moved := r.retryAfter(due, now)
+	if r.pr.FromPublication {
+		r.pr = r.policy.RetryAfterMoved(r.pr, due, moved)
+	}
+	return moved, "", ""
 }
 
 // changeNoCatchUp marks docs/policies.md#no-catch-up-bursts (issue 11):

@@ -30,6 +30,10 @@ func TestPoliciesShowWorkfront(t *testing.T) {
 	if lineStarting(out.String(), "retry 12 ") != "" {
 		t.Errorf("a 12th retry is listed:\n%s", out.String())
 	}
+	// Adobe's Event Subscriptions FAQ: 5 s to respond (docs/policies.md#workfront).
+	if line := lineStarting(out.String(), "Timeout:"); !strings.Contains(line, " 5.0s (5s)") {
+		t.Errorf("timeout line %q, want 5.0s", line)
+	}
 }
 
 func lineStarting(text, prefix string) string {
