@@ -22,7 +22,7 @@ const (
 	BlobCreatedEventType = "Microsoft.Storage.BlobCreated"
 	// DeadLetterBlobFailedEventType is the operational event of a blob write
 	// given up.
-	DeadLetterBlobFailedEventType = "hookrelay.deadletter.blob_failed"
+	DeadLetterBlobFailedEventType = "hookrelay.dead_letter.blob_failed"
 	blobCreatedIDPrefix           = "blobcreated-"
 )
 
@@ -152,7 +152,7 @@ func (a *Activities) raiseBlobCreated(ctx context.Context, in workflows.DeadLett
 
 // GiveUpDeadLetterBlob records a blob write given up after
 // workflows.DeadLetterBlobRetryFor: a log line, the metric, and the
-// operational event hookrelay.deadletter.blob_failed in the dead letter's
+// operational event hookrelay.dead_letter.blob_failed in the dead letter's
 // account (id derived from the dead letter's: once). The dead letter stays in
 // hookrelay's store.
 func (a *Activities) GiveUpDeadLetterBlob(ctx context.Context, in workflows.GiveUpInput) error {

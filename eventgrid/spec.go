@@ -217,6 +217,9 @@ func checkDeadLetter(p *Properties, sp *Spec) error {
 	if err != nil {
 		return err
 	}
+	if blob != nil && !strings.EqualFold(d.EndpointType, "StorageBlob") {
+		return invalid(pProps+"deadLetterDestination.endpointType", `a resourceId needs endpointType "StorageBlob", got %q`, d.EndpointType)
+	}
 	on := true
 	sp.Overrides.DeadLettering = &on
 	sp.Settings.RaiseDeadLetterEvent = d.Properties != nil && d.Properties.RaiseEvent
