@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/activities"
@@ -32,17 +36,35 @@ type blobEnv struct {
 	h       http.Handler
 	azurite *devenv.Azurite
 	acc     *azstorage.Accounts
+	// stopWorker stops the worker newBlobEnv started.
+	stopWorker func()
 }
 
 func newBlobEnv(t *testing.T) *blobEnv {
 	t.Helper()
 	e := &blobEnv{st: testenv.Store(t), c: testenv.Client(t), azurite: testenv.Azurite(t)}
 	e.acc = testenv.StorageAccounts(t, e.azurite)
-	s := testenv.Worker(t, e.c, e.st, worker.Options{HTTPConcurrency: 5,
-		DeadLetterBlobs: &activities.DeadLetterBlobs{Accounts: e.acc, Delay: time.Second}})
+	e.stopWorker = e.startWorker(t)
 	e.h = api.New(&api.Server{Store: e.st, Temporal: e.c, Logger: testenv.Logger(), Auth: api.Auth{Open: true},
-		Egress: testenv.Egress(), Starter: s, Storage: e.acc})
+		Egress: testenv.Egress(), Starter: testenv.Starter(t, e.c, e.st), Storage: e.acc})
 	return e
+}
+
+// startWorker starts a worker on the test's queues, as `hookrelay worker`
+// runs, until stop or the end of the test.
+func (e *blobEnv) startWorker(t *testing.T) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stopWorker, err := worker.Start(ctx, e.c, e.st, testenv.Logger(), worker.Options{HTTPConcurrency: 5,
+		QueuePrefix: testenv.QueuePrefix(t), Egress: testenv.Egress(),
+		DeadLetterBlobs: &activities.DeadLetterBlobs{Accounts: e.acc, Delay: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); stopWorker() }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // blobDest is a deadLetterDestination writing to Azurite's container.
@@ -198,8 +220,8 @@ func checkBlobCreated(t *testing.T, ev map[string]any, url string) {
 }
 
 // TestDeadLetterBlobAzuriteStoppedThenBack: with the storage account down,
-// the dead letter is kept and the write retried; when it is back, exactly one
-// blob appears.
+// the dead letter is kept and the write retried; the worker is replaced
+// meanwhile; when the account is back, exactly one blob appears.
 func TestDeadLetterBlobAzuriteStoppedThenBack(t *testing.T) {
 	t.Parallel()
 	e := newBlobEnv(t)
@@ -221,12 +243,31 @@ func TestDeadLetterBlobAzuriteStoppedThenBack(t *testing.T) {
 		p := d.GetPendingActivities()
 		return len(p) == 1 && p[0].GetAttempt() >= 2 && p[0].GetLastFailure() != nil
 	})
+	e.stopWorker()
 	e.azurite = testenv.RestartAzurite(t, e.azurite)
+	e.startWorker(t)
 	if res := e.blobResult(t, dlID); res.URL == "" || res.GaveUp {
 		t.Fatalf("result %+v, want a blob written", res)
 	}
 	if blobs := e.blobs(t, "deadletters", "ORDERS-DL/"); len(blobs) != 1 {
 		t.Fatalf("blobs: %d, want exactly 1", len(blobs))
+	}
+	recordHistory(t, e.c, workflows.DeadLetterBlobWorkflowID(dlID), "deadletter-blob-retried")
+}
+
+// recordHistory writes a workflow's history for the replay test of
+// workflows/history_test.go when HOOKRELAY_RECORD_HISTORIES=1.
+func recordHistory(t *testing.T, c client.Client, workflowID, name string) {
+	t.Helper()
+	if os.Getenv("HOOKRELAY_RECORD_HISTORIES") != "1" {
+		return
+	}
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(testenv.History(t, c, workflowID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "workflows", "testdata", "histories", name+".json"), append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
