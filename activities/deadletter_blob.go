@@ -38,10 +38,11 @@ type DeadLetterBlobs struct {
 // startDeadLetterBlob starts the DeadLetterBlob workflow of a dead letter
 // whose subscription names a storage account. Its id is the dead letter's, so
 // a retried Finish starts it once; a failed start fails Finish, which is
-// retried.
+// retried. Dead letters of hookrelay's own operational events (hookrelay.*)
+// get no blob: the container holds the publishers' events, as on Azure.
 func (a *Activities) startDeadLetterBlob(ctx context.Context, l store.DeadLetter, eg *eventgrid.Settings) error {
 	dest := eg.DeadLetterBlob
-	if dest == nil || a.Temporal == nil {
+	if dest == nil || a.Temporal == nil || store.IsOperational(l.EventType) {
 		return nil
 	}
 	in := workflows.DeadLetterBlobInput{DeadLetterID: l.ID, AccountID: l.AccountID,

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -112,13 +113,24 @@ func (a *Accounts) PutOnce(ctx context.Context, account, container, name string,
 		}
 		err = upload(ctx, bc, body)
 	}
+	blobURL := cc.URL() + "/" + escapePath(name)
 	switch {
 	case bloberror.HasCode(err, bloberror.BlobAlreadyExists):
-		return Blob{URL: bc.URL()}, nil
+		return Blob{URL: blobURL}, nil
 	case err != nil:
 		return Blob{}, fmt.Errorf("azstorage: put %s/%s/%s: %w", account, container, name, err)
 	}
-	return Blob{URL: bc.URL(), Created: true}, nil
+	return Blob{URL: blobURL, Created: true}, nil
+}
+
+// escapePath escapes each segment of a blob name, keeping its slashes, as
+// Azure Storage's own blob URLs read.
+func escapePath(name string) string {
+	segs := strings.Split(name, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
 }
 
 // upload puts body unless the blob exists (If-None-Match: *).

@@ -94,10 +94,11 @@ func (a *Azurite) launch() error {
 	return nil
 }
 
-// waitListening waits until the blob port accepts connections, for 30 s.
+// waitListening waits until the blob port accepts connections, for up to 2
+// minutes (node starts slowly on a busy machine).
 func (a *Azurite) waitListening(ctx context.Context) error {
 	addr := "127.0.0.1:" + strconv.Itoa(a.Config.Port)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
 		select {
 		case <-a.done:
 			return fmt.Errorf("azurite %w (see %s)", ErrExited, filepath.Join(a.Config.DataDir, "azurite.log"))
@@ -110,7 +111,7 @@ func (a *Azurite) waitListening(ctx context.Context) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("azurite not listening on %s after 30s", addr)
+	return fmt.Errorf("azurite not listening on %s after 2 minutes", addr)
 }
 
 // Stop ends Azurite (SIGTERM to its process group, SIGKILL after 10 s) and

@@ -250,6 +250,9 @@ func TestDeadLetterBlobAzuriteStoppedThenBack(t *testing.T) {
 		t.Fatalf("result %+v, want a blob written", res)
 	}
 	if blobs := e.blobs(t, "deadletters", "ORDERS-DL/"); len(blobs) != 1 {
+		for name, body := range blobs {
+			t.Logf("blob %s: %s", name, body)
+		}
 		t.Fatalf("blobs: %d, want exactly 1", len(blobs))
 	}
 	recordHistory(t, e.c, workflows.DeadLetterBlobWorkflowID(dlID), "deadletter-blob-retried")

@@ -37,7 +37,7 @@ func RestartAzurite(t testing.TB, a *devenv.Azurite) *devenv.Azurite {
 // startAzurite starts Azurite on cfg, stopped when the test ends.
 func startAzurite(t testing.TB, cfg devenv.AzuriteConfig) *devenv.Azurite {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	a, err := devenv.StartAzurite(ctx, cfg, Logger())
 	if err != nil {
