@@ -21,6 +21,7 @@ import (
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/azstorage"
 	"github.com/hookrelay/hookrelay/devenv"
+	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -290,5 +291,41 @@ func TestDeadLetterBlobNoCredentials(t *testing.T) {
 	_ = json.Unmarshal([]byte(body), &got)
 	if code != http.StatusBadRequest || got.Error.Field != "properties.deadLetterDestination" {
 		t.Fatalf("PUT: %d %s, want 400 naming properties.deadLetterDestination", code, body)
+	}
+}
+
+// TestDeadLetterBlobGiveUpRecorded: a write given up publishes the
+// operational event hookrelay.dead_letter.blob_failed once, however often the
+// give-up runs, and counts it in hookrelay_dead_letter_blobs_total.
+func TestDeadLetterBlobGiveUpRecorded(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	a := activities.New(st, testenv.Logger(), nil)
+	a.Metrics = metrics.New()
+	in := workflows.GiveUpInput{DeadLetterBlobInput: workflows.DeadLetterBlobInput{DeadLetterID: "dl_1",
+		AccountID: "acct_default", StorageAccount: "sa", Container: "c"}, Error: "unreachable"}
+	for range 2 {
+		if err := a.GiveUpDeadLetterBlob(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := st.DB().Get(&n, `SELECT count(*) FROM events WHERE type = $1`, activities.DeadLetterBlobFailedEventType); err != nil || n != 1 {
+		t.Errorf("%d %s events (%v), want 1", n, activities.DeadLetterBlobFailedEventType, err)
+	}
+	families, err := a.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var given float64
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "hookrelay_dead_letter_blobs_total" && m.GetLabel()[0].GetValue() == "given_up" {
+				given += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if given != 1 {
+		t.Errorf(`hookrelay_dead_letter_blobs_total{outcome="given_up"} = %v, want 1`, given)
 	}
 }
