@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -122,8 +123,7 @@ func record(f store.DeadLetterFacts) eventgrid.DeadLetterRecord {
 // isBlobCreatedOfOurs tells whether the dead-lettered event is a BlobCreated
 // event hookrelay raised: its dead letter raises none, so that none loops.
 func isBlobCreatedOfOurs(t store.Target) bool {
-	return t.EventType == BlobCreatedEventType && len(t.ExternalID) > len(blobCreatedIDPrefix) &&
-		t.ExternalID[:len(blobCreatedIDPrefix)] == blobCreatedIDPrefix
+	return t.EventType == BlobCreatedEventType && strings.HasPrefix(t.ExternalID, blobCreatedIDPrefix)
 }
 
 // blobCreatedData is the data of a Microsoft.Storage.BlobCreated event, as
