@@ -47,6 +47,9 @@ type Activities struct {
 	// EventGridTopic is the template of the accounts' Event Grid topics
 	// (eventgrid.Topic; "" is eventgrid.DefaultTopic).
 	EventGridTopic string
+	// DeadLetterBlobs are the storage accounts Event Grid dead letters are
+	// written to, and the delay before each write; nil writes none.
+	DeadLetterBlobs *DeadLetterBlobs
 	// Later writes the outcome of first-attempt successes in the
 	// background; nil writes every outcome before the workflow is told.
 	Later *Later
@@ -111,7 +114,7 @@ func (a *Activities) Finish(ctx context.Context, in workflows.FinishInput) (work
 	}
 	a.startRaised(ctx, f.Raised)
 	if in.Status == policies.StatusDeadLettered {
-		if err := a.raiseDeadLettered(ctx, in.DeliveryID); err != nil {
+		if err := a.afterDeadLetter(ctx, in.DeliveryID); err != nil {
 			return workflows.FinishResult{}, err
 		}
 	}

@@ -149,11 +149,9 @@ type deadLetteredData struct {
 	Attempts         int    `json:"attempts"`
 }
 
-// raiseDeadLettered publishes a hookrelay.deadlettered event for a delivery's
-// dead letter when its subscription asks for it (deadLetterDestination's
-// raiseEvent). Its id derives from the dead letter's, so a retried Finish
-// publishes it once. Dead letters of such events raise none (no loops).
-func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) error {
+// afterDeadLetter raises the hookrelay.deadlettered event of a delivery's
+// dead letter and starts the writing of its blob, as its subscription asks.
+func (a *Activities) afterDeadLetter(ctx context.Context, deliveryID string) error {
 	l, err := a.Store.DeadLetterOf(ctx, deliveryID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // finished before with another status
@@ -165,7 +163,22 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, deliveryID string) e
 	if err != nil {
 		return err
 	}
-	if eg := eventgrid.Of(sub.Options); eg == nil || !eg.RaiseDeadLetterEvent || store.IsOperational(l.EventType) {
+	eg := eventgrid.Of(sub.Options)
+	if eg == nil {
+		return nil
+	}
+	if err := a.raiseDeadLettered(ctx, l, sub, eg); err != nil {
+		return err
+	}
+	return a.startDeadLetterBlob(ctx, l, eg)
+}
+
+// raiseDeadLettered publishes a hookrelay.deadlettered event for a delivery's
+// dead letter when its subscription asks for it (deadLetterDestination's
+// raiseEvent). Its id derives from the dead letter's, so a retried Finish
+// publishes it once. Dead letters of such events raise none (no loops).
+func (a *Activities) raiseDeadLettered(ctx context.Context, l store.DeadLetter, sub store.Subscription, eg *eventgrid.Settings) error {
+	if !eg.RaiseDeadLetterEvent || store.IsOperational(l.EventType) {
 		return nil
 	}
 	d := deadLetteredData{DeadLetterID: l.ID, DeliveryID: l.DeliveryID, EventID: l.ExternalEventID,

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/azstorage"
 	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/metrics"
@@ -49,6 +50,10 @@ type Server struct {
 	// Tracing makes requests spans and passes their trace context on to
 	// the deliveries they start (docs/tracing.md); nil traces nothing.
 	Tracing *tracing.Tracing
+	// Storage are the Azure storage accounts hookrelay has credentials
+	// for: an Event Grid subscription whose dead letters go to another is
+	// refused; nil has none.
+	Storage *azstorage.Accounts
 }
 
 // New returns the Echo instance serving the API.

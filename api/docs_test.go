@@ -102,6 +102,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 	m.Finished("delivered", "workfront", time.Second, true)
 	m.Attempt(true, "", time.Second, true, time.Second)
 	m.SweeperStarted(1)
+	m.DeadLetterBlob("written")
 	m.Pruned("events", 1)
 	e := New(&Server{Metrics: m, Logger: testenv.Logger()})
 	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))

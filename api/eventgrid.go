@@ -67,6 +67,10 @@ func (s *Server) putEventGridSubscription(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if b := sp.Settings.DeadLetterBlob; b != nil && !s.Storage.Has(b.Account) {
+		return invalid(eventgrid.FieldDeadLetterDestination, "hookrelay has no credentials for storage account %q "+
+			"(docs/eventgrid.md#dead-letters-in-azure-blob-storage)", b.Account)
+	}
 	startHandshake := sp.DecideValidation(prev, existing.URL, store.NewID("code"))
 	sub := subscriptionOf(sp, account(c), name)
 	created, err := s.Store.PutSubscriptionByName(ctx, &sub)

@@ -35,7 +35,8 @@ func Variables() []string {
 		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
 		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
-		EnvTemporalUIURL}
+		EnvTemporalUIURL, EnvEventGridDeadLetterDelay, EnvAzureStorageConnectionString,
+		EnvAzureStorageConnectionStrings, EnvAzureStorageEntraAccounts}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -92,6 +93,9 @@ type Config struct {
 	Retention Retention
 	// EventGrid is the accounts' Event Grid topics and SAS tokens.
 	EventGrid EventGrid
+	// DeadLetterBlobs are the Azure storage accounts Event Grid dead letters
+	// are written to, and the delay before each write.
+	DeadLetterBlobs DeadLetterBlobs
 	// TLS is the API's own certificate, if it serves HTTPS.
 	TLS TLS
 	// Tracing says whether traces are exported (docs/tracing.md).

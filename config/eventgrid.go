@@ -43,7 +43,7 @@ func (c *Config) loadEventGrid(getenv func(string) string) error {
 		return fmt.Errorf("config: %s is %d characters: want at least %d (for example `openssl rand -hex 32`)",
 			EnvEventGridSASSecret, len(s), MinSASSecretLength)
 	}
-	return nil
+	return c.loadDeadLetterBlobs(getenv)
 }
 
 // Environment variables of Event Grid on IoT Edge (docs/policies.md#eventgrid-edge),

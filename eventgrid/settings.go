@@ -32,16 +32,18 @@ const (
 
 // Settings is what an Event Grid subscription keeps in its options
 // (under "eventgrid") for delivery time: the schema, the batching bounds, the
-// validation state and the vendor JSON it was created with.
+// validation state, where dead letters are written and the vendor JSON it was
+// created with.
 type Settings struct {
-	Mode                 string          `json:"mode"`
-	Schema               string          `json:"schema"`
-	Validation           string          `json:"validation"`
-	ValidationCode       string          `json:"validation_code,omitempty"`
-	MaxEventsPerBatch    int             `json:"max_events_per_batch,omitempty"`
-	PreferredBatchSizeKB int             `json:"preferred_batch_size_kb,omitempty"`
-	RaiseDeadLetterEvent bool            `json:"raise_dead_letter_event,omitempty"`
-	Request              json.RawMessage `json:"request,omitempty"`
+	Mode                 string           `json:"mode"`
+	Schema               string           `json:"schema"`
+	Validation           string           `json:"validation"`
+	ValidationCode       string           `json:"validation_code,omitempty"`
+	MaxEventsPerBatch    int              `json:"max_events_per_batch,omitempty"`
+	PreferredBatchSizeKB int              `json:"preferred_batch_size_kb,omitempty"`
+	RaiseDeadLetterEvent bool             `json:"raise_dead_letter_event,omitempty"`
+	DeadLetterBlob       *BlobDestination `json:"dead_letter_blob,omitempty"`
+	Request              json.RawMessage  `json:"request,omitempty"`
 }
 
 // eventGridOptions is the options document of an Event Grid subscription.

@@ -56,7 +56,10 @@ type Retry struct {
 
 // DeadLetter turns dead-lettering on. Dead letters are kept in
 // hookrelay's store whatever the endpointType (StorageBlob or Hookrelay);
-// raiseEvent publishes a hookrelay.deadlettered event for each.
+// a StorageBlob destination with a resourceId also writes each to that
+// storage account's blobContainerName (BlobDestination); raiseEvent
+// publishes a hookrelay.deadlettered event for each (and, with a blob, a
+// Microsoft.Storage.BlobCreated event).
 type DeadLetter struct {
 	EndpointType string           `json:"endpointType"`
 	Properties   *DeadLetterProps `json:"properties,omitempty"`
@@ -210,9 +213,17 @@ func checkDeadLetter(p *Properties, sp *Spec) error {
 	if !strings.EqualFold(d.EndpointType, "StorageBlob") && !strings.EqualFold(d.EndpointType, "Hookrelay") {
 		return invalid(pProps+"deadLetterDestination.endpointType", `endpointType must be "StorageBlob" or "Hookrelay", got %q`, d.EndpointType)
 	}
+	blob, err := blobDestination(d.Properties)
+	if err != nil {
+		return err
+	}
+	if blob != nil && !strings.EqualFold(d.EndpointType, "StorageBlob") {
+		return invalid(pProps+"deadLetterDestination.endpointType", `a resourceId needs endpointType "StorageBlob", got %q`, d.EndpointType)
+	}
 	on := true
 	sp.Overrides.DeadLettering = &on
 	sp.Settings.RaiseDeadLetterEvent = d.Properties != nil && d.Properties.RaiseEvent
+	sp.Settings.DeadLetterBlob = blob
 	return nil
 }
 

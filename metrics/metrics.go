@@ -28,6 +28,7 @@ type Metrics struct {
 	operational        *prometheus.CounterVec
 	deliveriesFinished *prometheus.CounterVec
 	deadLetters        prometheus.Counter
+	deadLetterBlobs    *prometheus.CounterVec
 	attempts           *prometheus.CounterVec
 	attemptDuration    *prometheus.HistogramVec
 	firstAttemptLag    prometheus.Histogram
@@ -55,6 +56,8 @@ func New() *Metrics {
 		deliveriesFinished: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "deliveries_finished_total",
 			Help: "Deliveries that ended, by final status and policy."}, []string{"status", "policy"})).(*prometheus.CounterVec),
 		deadLetters: counter("dead_letters_total", "Dead letters made."),
+		deadLetterBlobs: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "dead_letter_blobs_total",
+			Help: "Event Grid dead letters written to Azure Blob Storage, by outcome (written, given_up)."}, []string{"outcome"})).(*prometheus.CounterVec),
 		attempts: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "attempts_total",
 			Help: "HTTP attempts made, by outcome (success, failure) and error kind."}, []string{"outcome", "error_kind"})).(*prometheus.CounterVec),
 		attemptDuration: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "attempt_duration_seconds",
@@ -123,6 +126,13 @@ func (m *Metrics) Attempt(success bool, errorKind string, d time.Duration, first
 	m.attemptDuration.WithLabelValues(outcome).Observe(d.Seconds())
 	if first {
 		m.firstAttemptLag.Observe(lag.Seconds())
+	}
+}
+
+// DeadLetterBlob counts a dead-letter blob written or given up (outcome).
+func (m *Metrics) DeadLetterBlob(outcome string) {
+	if m != nil {
+		m.deadLetterBlobs.WithLabelValues(outcome).Inc()
 	}
 }
 

@@ -6,6 +6,7 @@
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
+AZURITE_VERSION=3.37.0
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
@@ -56,6 +57,16 @@ install_temporal() {
 	GOBIN="$ROOT/bin" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 }
 
+# install_azurite installs Microsoft's storage emulator with npm into
+# bin/azurite and links bin/azurite-blob (devenv.StartAzurite runs it).
+install_azurite() {
+	command -v npm >/dev/null 2>&1 || apt_install npm npm
+	echo "bootstrap: installing azurite $AZURITE_VERSION into bin/azurite (npm)"
+	mkdir -p "$ROOT/bin"
+	npm install --prefix "$ROOT/bin/azurite" --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION" >/dev/null
+	ln -sf azurite/node_modules/.bin/azurite-blob "$ROOT/bin/azurite-blob"
+}
+
 # The PostgreSQL server (initdb, pg_ctl, postgres) runs the dev and test
 # clusters; promtool (Debian's prometheus package) checks the example
 # alerting rules (ops/prometheus) and docker-compose validates
@@ -66,3 +77,6 @@ command -v docker-compose >/dev/null 2>&1 || apt_install docker-compose docker-c
 # Chromium, run headless, drives the web console's tests (console/).
 command -v chromium >/dev/null 2>&1 || apt_install chromium chromium
 [[ -x $ROOT/bin/temporal ]] || install_temporal
+# Azurite, the Azure Storage emulator, takes Event Grid dead-letter blobs in
+# the tests (eventgrid/, docs/eventgrid.md#dead-letters-in-azure-blob-storage).
+[[ -x $ROOT/bin/azurite-blob ]] || install_azurite

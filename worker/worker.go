@@ -70,6 +70,10 @@ type Options struct {
 	// (activities.TracedTransport); the Temporal client c traces the
 	// workflows and activities themselves (tracing.Tracing.ClientInterceptors).
 	Tracing *tracing.Tracing
+	// DeadLetterBlobs are the Azure storage accounts Event Grid dead
+	// letters are written to, and the delay before each write; nil writes
+	// none (the DeadLetterBlob workflows started then retry, and give up).
+	DeadLetterBlobs *activities.DeadLetterBlobs
 }
 
 // shares are the bounds of the local first attempts these options give.
@@ -129,7 +133,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	acts := activities.New(st, logger, opts.Egress)
 	q := opts.Queues()
 	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
-	acts.EventGridTopic = opts.EventGridTopic
+	acts.EventGridTopic, acts.DeadLetterBlobs = opts.EventGridTopic, opts.DeadLetterBlobs
 	acts.Shares = opts.shares()
 	if opts.Tracing != nil {
 		acts.HTTP.Transport = activities.TracedTransport(acts.HTTP.Transport)

@@ -152,8 +152,9 @@ func writeHistory(t *testing.T, c client.Client, workflowID, path string) {
 	}
 }
 
-// TestReplayRecordedHistories replays every recorded Delivery and Sequencer
-// history against the current workflow code: a change that alters the workflow's
+// TestReplayRecordedHistories replays every recorded Delivery, Sequencer and
+// DeadLetterBlob (recorded by eventgrid/deadletter_blob_test.go) history
+// against the current workflow code: a change that alters the workflow's
 // commands for a recorded history (non-determinism) fails here. It needs no
 // server.
 func TestReplayRecordedHistories(t *testing.T) {
@@ -171,6 +172,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r := sdkworker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
 			r.RegisterWorkflowWithOptions(workflows.Sequencer, workflow.RegisterOptions{Name: "Sequencer"})
+			r.RegisterWorkflowWithOptions(workflows.DeadLetterBlob, workflow.RegisterOptions{Name: workflows.DeadLetterBlobWorkflowType})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(testenv.Logger()), file); err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/api"
+	"github.com/hookrelay/hookrelay/azstorage"
 	"github.com/hookrelay/hookrelay/config"
 	"github.com/hookrelay/hookrelay/console"
 	"github.com/hookrelay/hookrelay/egress"
@@ -33,6 +34,8 @@ type app struct {
 	tls *tls.Config
 	// tracing is nil unless traces are exported (startTracing).
 	tracing *tracing.Tracing
+	// storage are the Azure storage accounts dead letters are written to.
+	storage *azstorage.Accounts
 	// firsts hands first attempts from this process's API to its worker
 	// (store.FirstAttempts); nil when it runs no worker beside its API.
 	firsts *store.FirstAttempts
@@ -44,7 +47,11 @@ func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) 
 		return nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	return &app{cfg: cfg, logger: logger, stdout: stdout, metrics: metrics.New()}, nil
+	storage, err := azstorage.New(cfg.DeadLetterBlobs.ConnectionStrings, cfg.DeadLetterBlobs.EntraAccounts)
+	if err != nil {
+		return nil, err
+	}
+	return &app{cfg: cfg, logger: logger, stdout: stdout, metrics: metrics.New(), storage: storage}, nil
 }
 
 // connect opens the store (applying migrations) and the Temporal client.
@@ -145,6 +152,7 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 	a.metrics.WithSource(st, a.logger)
 	a.metrics.WithPool("api", st.DB().DB)
 	srv := &api.Server{Store: st, Temporal: c, Logger: a.logger, Auth: auth, Egress: g, Metrics: a.metrics, Tracing: a.tracing,
+		Storage: a.storage,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
 		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
 	srv.StartQueue = &starter.Queue{Starter: srv.Starter}

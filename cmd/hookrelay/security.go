@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/hookrelay/hookrelay/activities"
 	"net"
 	"net/netip"
 
@@ -80,5 +81,6 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts.PublicURL, opts.EventGridTopic = a.cfg.PublicURL, a.cfg.EventGrid.Topic
 	opts.Retention, opts.DeadLetterRetention = a.cfg.Retention.Finished, a.cfg.Retention.DeadLetters
 	opts.Tracing = a.tracing
+	opts.DeadLetterBlobs = &activities.DeadLetterBlobs{Accounts: a.storage, Delay: a.cfg.DeadLetterBlobs.Delay}
 	return opts
 }

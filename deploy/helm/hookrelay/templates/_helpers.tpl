@@ -121,6 +121,12 @@ others are optional keys.
 - name: TEMPORAL_API_KEY
   valueFrom:
     secretKeyRef: {name: {{ .secret }}, key: TEMPORAL_API_KEY, optional: true}
+- name: AZURE_STORAGE_CONNECTION_STRING
+  valueFrom:
+    secretKeyRef: {name: {{ .secret }}, key: AZURE_STORAGE_CONNECTION_STRING, optional: true}
+- name: HOOKRELAY_AZURE_STORAGE_CONNECTION_STRINGS
+  valueFrom:
+    secretKeyRef: {name: {{ .secret }}, key: HOOKRELAY_AZURE_STORAGE_CONNECTION_STRINGS, optional: true}
 {{- if .admin }}
 - name: HOOKRELAY_ADMIN_KEY
   valueFrom:
@@ -200,5 +206,5 @@ volumeMounts:
 {{/* A digest of the secrets given in values: a change rolls the pods. */}}
 {{- define "hookrelay.secretChecksum" -}}
 {{- $s := .Values.secrets }}
-{{- list .Values.postgresql.url .Values.temporal.apiKey $s.adminKey $s.metricsToken $s.eventGridSASSecret | toJson | sha256sum }}
+{{- list .Values.postgresql.url .Values.temporal.apiKey $s.adminKey $s.metricsToken $s.eventGridSASSecret $s.azureStorageConnectionString $s.azureStorageConnectionStrings | toJson | sha256sum }}
 {{- end }}
