@@ -87,12 +87,16 @@ type HealthCounts struct {
 
 // EndpointHealth returns the endpoint's counters and the sums of its buckets
 // in the window ending at now (from the minute now-window falls in, and never
-// before the endpoint was last re-enabled).
+// before the endpoint was last re-enabled: of the minute it was re-enabled in,
+// only what that minute's bucket gained since).
 func (s *Store) EndpointHealth(ctx context.Context, id string, window time.Duration, now time.Time) (HealthCounts, error) {
 	var h HealthCounts
 	err := s.db.GetContext(ctx, &h, `SELECT p.state, p.consecutive_failures, p.health,
 			COALESCE(p.last_success_at, p.created_at) AS last_success_at,
-			COALESCE(SUM(b.attempts), 0) AS window_attempts, COALESCE(SUM(b.failures), 0) AS window_failures
+			COALESCE(SUM(GREATEST(b.attempts - CASE WHEN b.bucket_start = date_trunc('minute', p.counted_since)
+				THEN p.counted_base_attempts ELSE 0 END, 0)), 0) AS window_attempts,
+			COALESCE(SUM(GREATEST(b.failures - CASE WHEN b.bucket_start = date_trunc('minute', p.counted_since)
+				THEN p.counted_base_failures ELSE 0 END, 0)), 0) AS window_failures
 		FROM endpoints p
 		LEFT JOIN endpoint_buckets b ON b.endpoint_id = p.id
 			AND b.bucket_start >= date_trunc('minute', GREATEST($2::timestamptz - $3 * interval '1 microsecond',
@@ -111,7 +115,8 @@ type ChangeState struct {
 	From, To   string
 	Reason     string
 	At         time.Time
-	// Restart starts the counters afresh: the sliding window from At on, and
+	// Restart starts the counters afresh: the sliding window from At on (what
+	// the bucket of At's minute holds so far no longer counts), and
 	// consecutive failures from zero (an endpoint re-enabled).
 	Restart bool
 }
@@ -132,10 +137,14 @@ type StateChanged struct {
 func (s *Store) ChangeEndpointState(ctx context.Context, c ChangeState) (StateChanged, error) {
 	var out StateChanged
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE endpoints SET state = $3, updated_at = now(),
+		res, err := tx.ExecContext(ctx, `UPDATE endpoints p SET state = $3, updated_at = now(),
 				counted_since = CASE WHEN $4 THEN $5 ELSE counted_since END,
+				counted_base_attempts = CASE WHEN $4 THEN COALESCE(b.attempts, 0) ELSE counted_base_attempts END,
+				counted_base_failures = CASE WHEN $4 THEN COALESCE(b.failures, 0) ELSE counted_base_failures END,
 				consecutive_failures = CASE WHEN $4 THEN 0 ELSE consecutive_failures END
-			WHERE id = $1 AND state = $2`, c.EndpointID, c.From, c.To, c.Restart, c.At)
+			FROM (SELECT $1::text AS id) k
+			LEFT JOIN endpoint_buckets b ON b.endpoint_id = k.id AND b.bucket_start = date_trunc('minute', $5::timestamptz)
+			WHERE p.id = k.id AND p.state = $2`, c.EndpointID, c.From, c.To, c.Restart, c.At)
 		if err != nil {
 			return fmt.Errorf("store: change endpoint state: %w", err)
 		}
