@@ -69,6 +69,9 @@ func (s *Server) putEventGridSubscription(c echo.Context) error {
 	}
 	startHandshake := sp.DecideValidation(prev, existing.URL, store.NewID("code"))
 	sub := subscriptionOf(sp, account(c), name)
+	if err := withEndpointRules(&sub); err != nil {
+		return err
+	}
 	created, err := s.Store.PutSubscriptionByName(ctx, &sub)
 	if err != nil {
 		return err

@@ -79,6 +79,10 @@ type Subscription struct {
 	PreviousSecretExpiresAt *time.Time `db:"previous_secret_expires_at" json:"previous_secret_expires_at,omitempty"`
 	CreatedAt               time.Time  `db:"created_at" json:"created_at"`
 	UpdatedAt               time.Time  `db:"updated_at" json:"updated_at"`
+	// EndpointRules, when set, are the circuit-breaker rules an endpoint
+	// this subscription makes (a new URL) takes (health.RulesOf); an
+	// existing endpoint keeps its own. Never stored with the subscription.
+	EndpointRules RawJSON `db:"-" json:"-"`
 }
 
 const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy, signing_secret,
@@ -103,7 +107,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 		sub.Options = RawJSON("{}")
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
+		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL, sub.EndpointRules)
 		if err != nil {
 			return err
 		}
@@ -131,7 +135,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 // flight with it: the new endpoint's health gates and releases them.
 func (s *Store) UpdateSubscription(ctx context.Context, sub *Subscription) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
+		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL, sub.EndpointRules)
 		if err != nil {
 			return err
 		}
@@ -155,12 +159,14 @@ func (s *Store) UpdateSubscription(ctx context.Context, sub *Subscription) error
 	})
 }
 
-func upsertEndpoint(ctx context.Context, tx *sqlx.Tx, account, url string) (string, error) {
+// upsertEndpoint returns the id of the account's endpoint of url, making it
+// with rules (none: NULL, taken on their first read) if there is none.
+func upsertEndpoint(ctx context.Context, tx *sqlx.Tx, account, url string, rules RawJSON) (string, error) {
 	var id string
-	err := tx.QueryRowxContext(ctx, `INSERT INTO endpoints (id, account_id, url)
-		VALUES ($1, $2, $3)
+	err := tx.QueryRowxContext(ctx, `INSERT INTO endpoints (id, account_id, url, rules)
+		VALUES ($1, $2, $3, NULLIF($4::jsonb, 'null'::jsonb))
 		ON CONFLICT (account_id, url) DO UPDATE SET updated_at = endpoints.updated_at
-		RETURNING id`, NewID("ep"), account, url).Scan(&id)
+		RETURNING id`, NewID("ep"), account, url, rules).Scan(&id)
 	if err != nil {
 		return "", fmt.Errorf("store: upsert endpoint: %w", err)
 	}
