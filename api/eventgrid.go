@@ -195,6 +195,9 @@ func (s *Server) eventGridView(sub store.Subscription) EventGridView {
 	_ = json.Unmarshal(eg.Request, &props)
 	props["provisioningState"] = provisioningState(eg.Validation)
 	hr := map[string]any{"id": sub.ID, "mode": eg.Mode, "policy": sub.Policy, "validation": eg.Validation}
+	if eg.ValidationError != "" {
+		hr["validationError"] = eg.ValidationError
+	}
 	var defaults = s.Starter.Defaults
 	if p, err := starter.PolicyWith(sub, defaults); err == nil {
 		hr["maxDeliveryAttempts"], hr["eventTimeToLiveInSeconds"] = p.MaxAttempts, int(p.TTL.Seconds())

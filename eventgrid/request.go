@@ -160,8 +160,8 @@ const (
 )
 
 // ValidationURLLifetime is how long a validation event's validationUrl
-// validates the subscription by hand (a GET on it), from the subscription's
-// PUT (docs/policies.md#eventgrid).
+// validates the subscription by hand (a GET on it), from the send of that
+// event (docs/policies.md#eventgrid).
 const ValidationURLLifetime = 10 * time.Minute
 
 // ValidationURL is the validationUrl of a subscription's handshake, on the

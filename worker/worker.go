@@ -46,6 +46,9 @@ type Options struct {
 	// PublicURL is the API's address from outside (HOOKRELAY_PUBLIC_URL),
 	// for Event Grid's validationUrl.
 	PublicURL string
+	// LoopbackValidationURL lets Event Grid handshakes send a validationUrl
+	// on a loopback address (`hookrelay dev`; production refuses them).
+	LoopbackValidationURL bool
 	// EventGridTopic is the template of the accounts' Event Grid topics
 	// (HOOKRELAY_EVENTGRID_TOPIC; "" is eventgrid.DefaultTopic).
 	EventGridTopic string
@@ -111,7 +114,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	acts := activities.New(st, logger, opts.Egress)
 	q := opts.Queues()
 	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
-	acts.EventGridTopic = opts.EventGridTopic
+	acts.EventGridTopic, acts.LoopbackValidationURL = opts.EventGridTopic, opts.LoopbackValidationURL
 	if opts.Tracing != nil {
 		acts.HTTP.Transport = activities.TracedTransport(acts.HTTP.Transport)
 	}
