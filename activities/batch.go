@@ -20,7 +20,8 @@ func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (w
 	if err != nil {
 		return workflows.ClaimResult{}, err
 	}
-	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, FullOnly: in.FullOnly}
+	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, FullOnly: in.FullOnly,
+		Topic: eventgrid.Topic(a.EventGridTopic, sub.AccountID)}
 	c.MaxEvents, c.MaxBytes = eventgrid.Of(sub.Options).BatchLimits()
 	b, err := a.Store.ClaimBatch(ctx, c)
 	if err != nil {

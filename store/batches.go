@@ -23,6 +23,9 @@ type BatchClaim struct {
 	ID        string
 	MaxEvents int
 	MaxBytes  int // preferred batch size; 0 means no bound
+	// Topic is the account's Event Grid topic (eventgrid.Topic): the events
+	// are sized as they are sent, with it.
+	Topic string
 	// FullOnly claims nothing unless a full batch is waiting: MaxEvents
 	// deliveries, or more than MaxBytes of them.
 	FullOnly bool
@@ -41,18 +44,24 @@ type Batch struct {
 	PublishedAt time.Time
 }
 
-// eventSizeSQL is an event's size as a batch sends it (docs/policies.md#eventgrid-edge:
-// "the preferred batch size counts each event as it is
-// sent"): its Event Grid JSON object, fields and data, serialized by
-// PostgreSQL (within a few bytes of hookrelay's own encoding).
-const eventSizeSQL = `octet_length(json_build_object('id', e.external_id, 'eventType', e.type,
-	'subject', e.subject, 'eventTime', e.occurred_at, 'data', e.data, 'dataVersion', e.data_version,
-	'metadataVersion', '1', 'topic', e.source)::text)`
-
-type candidate struct {
-	ID        string    `db:"id"`
-	Size      int       `db:"size"`
-	CreatedAt time.Time `db:"created_at"`
+// sizes are the sizes of the targets' events as a request of their
+// subscription carries them (docs/policies.md#iot-edge-output-batching: "the
+// preferred batch size counts each event as it is sent"): each whole event
+// in the subscription's schema (eventgrid.Size), and the comma before it.
+func sizes(ts []Target, topic string) ([]int, error) {
+	out := make([]int, len(ts))
+	for i, t := range ts {
+		schema := eventgrid.SchemaEventGrid
+		if eg := eventgrid.Of(t.Options); eg != nil {
+			schema = eg.Schema
+		}
+		n, err := eventgrid.Size(t.Outgoing(topic), schema)
+		if err != nil {
+			return nil, fmt.Errorf("store: claim batch: %w", err)
+		}
+		out[i] = n + min(i, 1)
+	}
+	return out, nil
 }
 
 // ClaimBatch takes the oldest unclaimed deliveries of a batching subscription
@@ -66,22 +75,21 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 		if found, err := s.existingBatch(ctx, tx, c, &b); err != nil || found {
 			return err
 		}
-		var cs []candidate
-		err := tx.SelectContext(ctx, &cs, `SELECT d.id, d.created_at, `+eventSizeSQL+` AS size
-			FROM deliveries d JOIN events e ON e.id = d.event_id
+		var cs []Target
+		err := tx.SelectContext(ctx, &cs, `SELECT `+targetCols+` `+targetFrom+`
 			WHERE d.subscription_id = $1 AND NOT d.started AND d.status = 'pending'
 			ORDER BY d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`, c.SubscriptionID, c.MaxEvents+1)
 		if err != nil {
 			return fmt.Errorf("store: claim batch: %w", err)
 		}
-		sizes := make([]int, len(cs))
-		for i, cand := range cs {
-			sizes[i] = cand.Size
+		sz, err := sizes(cs, c.Topic)
+		if err != nil {
+			return err
 		}
-		n, full := eventgrid.Pick(sizes, c.MaxEvents, c.MaxBytes)
+		n, full := eventgrid.Pick(sz, c.MaxEvents, c.MaxBytes)
 		take := make([]string, n)
 		for i := range take {
-			take[i] = cs[i].ID
+			take[i] = cs[i].DeliveryID
 		}
 		if len(take) == 0 || (c.FullOnly && !full) {
 			return s.countPending(ctx, tx, c.SubscriptionID, &b)
