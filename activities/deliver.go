@@ -308,4 +308,3 @@ func (a *Activities) eventGridBody(ts []store.Target, eg *eventgrid.Settings) ([
 	}
 	return eventgrid.Body(evs, eg)
 }
-
