@@ -28,7 +28,7 @@ func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (w
 		return workflows.ClaimResult{}, err
 	}
 	return workflows.ClaimResult{BatchID: b.ID, DeliveryIDs: b.DeliveryIDs, Remaining: b.Remaining, Gone: b.Gone,
-		PublishedAt: b.PublishedAt}, nil
+		PublishedAt: b.PublishedAt, PublishedAts: b.PublishedAts}, nil
 }
 
 // DeliverBatch makes one HTTP request carrying every event of a batch and

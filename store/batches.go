@@ -42,6 +42,9 @@ type Batch struct {
 	// PublishedAt is when its oldest delivery was stored: the batch's
 	// time-to-live counts from it (docs/policies.md#eventgrid-edge).
 	PublishedAt time.Time
+	// PublishedAts are when each delivery was stored, in DeliveryIDs'
+	// order: each keeps its own time-to-live.
+	PublishedAts []time.Time
 }
 
 // sizes are the sizes of the targets' events as a request of their
@@ -87,14 +90,14 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 			return err
 		}
 		n, full := eventgrid.Pick(sz, c.MaxEvents, c.MaxBytes)
-		take := make([]string, n)
+		take, published := make([]string, n), make([]time.Time, n)
 		for i := range take {
-			take[i] = cs[i].DeliveryID
+			take[i], published[i] = cs[i].DeliveryID, cs[i].CreatedAt
 		}
 		if len(take) == 0 || (c.FullOnly && !full) {
 			return s.countPending(ctx, tx, c.SubscriptionID, &b)
 		}
-		b.ID, b.DeliveryIDs, b.PublishedAt = c.ID, take, cs[0].CreatedAt
+		b.ID, b.DeliveryIDs, b.PublishedAt, b.PublishedAts = c.ID, take, cs[0].CreatedAt, published
 		if b.ID == "" {
 			b.ID = NewID("batch")
 		}
@@ -111,18 +114,25 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 	return b, err
 }
 
-// publishedAt is when the oldest of the deliveries ids (a batch claimed
-// before) was stored.
-func publishedAt(ctx context.Context, tx *sqlx.Tx, ids []string) (time.Time, error) {
-	var at *time.Time
-	if err := tx.GetContext(ctx, &at, `SELECT min(created_at) FROM deliveries WHERE id = ANY($1)`,
-		pq.StringArray(ids)); err != nil {
-		return time.Time{}, fmt.Errorf("store: batch published at: %w", err)
+// publishedAt fills b.PublishedAts, when each of its deliveries (a batch
+// claimed before) was stored, and b.PublishedAt, the oldest of them.
+func publishedAt(ctx context.Context, tx *sqlx.Tx, b *Batch) error {
+	b.PublishedAts = nil
+	if err := tx.SelectContext(ctx, &b.PublishedAts, `SELECT d.created_at
+		FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n) JOIN deliveries d ON d.id = u.id
+		ORDER BY u.n`, pq.StringArray(b.DeliveryIDs)); err != nil {
+		return fmt.Errorf("store: batch published at: %w", err)
 	}
-	if at == nil {
-		return time.Time{}, nil
+	if len(b.PublishedAts) != len(b.DeliveryIDs) {
+		b.PublishedAts = nil
 	}
-	return *at, nil
+	b.PublishedAt = time.Time{}
+	for _, at := range b.PublishedAts {
+		if b.PublishedAt.IsZero() || at.Before(b.PublishedAt) {
+			b.PublishedAt = at
+		}
+	}
+	return nil
 }
 
 // existingBatch fills b with the batch c.ID when it was already claimed.
@@ -140,7 +150,7 @@ func (s *Store) existingBatch(ctx context.Context, tx *sqlx.Tx, c BatchClaim, b 
 		return false, fmt.Errorf("store: find batch: %w", err)
 	}
 	b.ID, b.DeliveryIDs = c.ID, ids
-	if b.PublishedAt, err = publishedAt(ctx, tx, ids); err != nil {
+	if err := publishedAt(ctx, tx, b); err != nil {
 		return false, err
 	}
 	return true, s.countPending(ctx, tx, c.SubscriptionID, b)
