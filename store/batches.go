@@ -68,7 +68,7 @@ func sizes(ts []Target, topic string) ([]int, error) {
 }
 
 // ClaimBatch takes the oldest unclaimed deliveries of a batching subscription
-// (at most MaxEvents, within MaxBytes of event data, but always at least one:
+// (at most MaxEvents, within MaxBytes of events as sent, but always at least one:
 // an oversize event goes alone), records them as a batch and marks them
 // started, in one transaction. A claim repeated with the same c.ID returns the
 // batch claimed the first time.
