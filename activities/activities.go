@@ -44,6 +44,10 @@ type Activities struct {
 	// PublicURL is where the API is reached from outside, for the
 	// validationUrl of Event Grid handshakes; empty sends none.
 	PublicURL string
+	// LoopbackValidationURL lets a handshake send a validationUrl on a
+	// loopback address (`hookrelay dev`); otherwise such a handshake is
+	// refused (ErrTypeValidationRefused).
+	LoopbackValidationURL bool
 	// EventGridTopic is the template of the accounts' Event Grid topics
 	// (eventgrid.Topic; "" is eventgrid.DefaultTopic).
 	EventGridTopic string

@@ -20,14 +20,15 @@ func (a *Activities) ClaimBatch(ctx context.Context, in workflows.ClaimInput) (w
 	if err != nil {
 		return workflows.ClaimResult{}, err
 	}
-	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, FullOnly: in.FullOnly}
+	c := store.BatchClaim{SubscriptionID: sub.ID, ID: in.BatchID, FullOnly: in.FullOnly,
+		Topic: eventgrid.Topic(a.EventGridTopic, sub.AccountID)}
 	c.MaxEvents, c.MaxBytes = eventgrid.Of(sub.Options).BatchLimits()
 	b, err := a.Store.ClaimBatch(ctx, c)
 	if err != nil {
 		return workflows.ClaimResult{}, err
 	}
 	return workflows.ClaimResult{BatchID: b.ID, DeliveryIDs: b.DeliveryIDs, Remaining: b.Remaining, Gone: b.Gone,
-		PublishedAt: b.PublishedAt}, nil
+		PublishedAt: b.PublishedAt, PublishedAts: b.PublishedAts}, nil
 }
 
 // DeliverBatch makes one HTTP request carrying every event of a batch and

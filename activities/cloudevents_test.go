@@ -134,4 +134,8 @@ func TestValidationEventCarriesURL(t *testing.T) {
 	if got, want := <-urls, eventgrid.ValidationURL(acts.PublicURL, sub.ID, "code-7"); got != want {
 		t.Fatalf("validationUrl %q, want %q", got, want)
 	}
+	// Its 10 minutes count from this send (issue 53, item 6).
+	if got, err := st.SubscriptionByID(context.Background(), sub.ID); err != nil || eventgrid.Of(got.Options).ValidationSentAt == nil {
+		t.Fatalf("the send was not recorded: %s (%v)", got.Options, err)
+	}
 }

@@ -83,7 +83,7 @@ func (a *Activities) WriteDeadLetterBlob(ctx context.Context, in workflows.DeadL
 	if t.SubscriptionName != nil {
 		name = *t.SubscriptionName
 	}
-	body, err := eventgrid.DeadLetterBlob(outgoing(t, eventgrid.Topic(a.EventGridTopic, t.AccountID)), eg, record(f))
+	body, err := eventgrid.DeadLetterBlob(t.Outgoing(eventgrid.Topic(a.EventGridTopic, t.AccountID)), eg, record(f))
 	if err != nil {
 		return workflows.DeadLetterBlobResult{}, err
 	}

@@ -223,7 +223,7 @@ func setHeaders(req *http.Request, t store.Target, in workflows.DeliverInput) {
 		if t.SubscriptionName != nil {
 			name = *t.SubscriptionName
 		}
-		eventgrid.SetHeaders(req.Header, eg, outgoing(t, ""), name, in.Attempt)
+		eventgrid.SetHeaders(req.Header, eg, t.Outgoing(""), name, in.Attempt)
 	}
 }
 
@@ -317,17 +317,7 @@ func countersOf(c store.Counters) workflows.EndpointCounters {
 func (a *Activities) eventGridBody(ts []store.Target, eg *eventgrid.Settings) ([]byte, error) {
 	evs := make([]eventgrid.Outgoing, len(ts))
 	for i, t := range ts {
-		evs[i] = outgoing(t, eventgrid.Topic(a.EventGridTopic, t.AccountID))
+		evs[i] = t.Outgoing(eventgrid.Topic(a.EventGridTopic, t.AccountID))
 	}
 	return eventgrid.Body(evs, eg)
-}
-
-// outgoing is what Event Grid's request needs of a target's event, whose
-// account's topic is topic.
-func outgoing(t store.Target, topic string) eventgrid.Outgoing {
-	return eventgrid.Outgoing{
-		ID: t.ExternalID, Type: t.EventType, Subject: t.Subject, Source: t.Source, Topic: topic,
-		DataVersion: t.DataVersion, DataContentType: t.DataContentType, Time: t.OccurredAt,
-		Data: json.RawMessage(t.Data), Extensions: json.RawMessage(t.Extensions),
-	}
 }

@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/hookrelay/hookrelay/egress"
 	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/workflows"
@@ -54,11 +57,18 @@ func (a *Activities) ValidateEventGrid(ctx context.Context, in workflows.Validat
 func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code string) error {
 	ctx, cancel := context.WithTimeout(ctx, validationTimeout)
 	defer cancel()
-	validationURL := ""
+	validationURL, now := "", time.Now()
 	if a.PublicURL != "" {
 		validationURL = eventgrid.ValidationURL(a.PublicURL, sub.ID, code)
+		if !a.LoopbackValidationURL && egress.LoopbackURL(validationURL) {
+			return a.refuseValidation(ctx, sub, code)
+		}
+		// The URL's life counts from this send (ValidationURLWorks).
+		if _, err := a.Store.MarkValidationSent(ctx, sub.ID, code, now); err != nil {
+			return err
+		}
 	}
-	body := eventgrid.ValidationBody(store.NewID("val"), eventgrid.Topic(a.EventGridTopic, sub.AccountID), code, validationURL, time.Now())
+	body := eventgrid.ValidationBody(store.NewID("val"), eventgrid.Topic(a.EventGridTopic, sub.AccountID), code, validationURL, now)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("activities: validation request: %w", err)
@@ -79,6 +89,24 @@ func (a *Activities) handshake(ctx context.Context, sub store.Subscription, code
 		return fmt.Errorf("activities: validation of %s: endpoint answered %d without the validation code", sub.ID, resp.StatusCode)
 	}
 	return nil
+}
+
+// ErrTypeValidationRefused is the type of the non-retryable error of a
+// handshake hookrelay refused to make.
+const ErrTypeValidationRefused = "ValidationRefused"
+
+// refuseValidation refuses to send a validation event whose validationUrl is
+// on a loopback address (outside `hookrelay dev`): the receiver could never
+// reach it. It says why in the log and in the subscription's validation
+// state, and fails the handshake at once (no retries).
+func (a *Activities) refuseValidation(ctx context.Context, sub store.Subscription, code string) error {
+	reason := "validationUrl on a loopback address (" + a.PublicURL + "), which the receiver cannot reach: " +
+		"set HOOKRELAY_PUBLIC_URL to the address the API is reached at"
+	a.Logger.ErrorContext(ctx, "validation_refused", "subscription_id", sub.ID, "public_url", a.PublicURL, "reason", reason)
+	if err := a.Store.SetValidationError(ctx, sub.ID, code, reason); err != nil {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError(reason, ErrTypeValidationRefused, nil)
 }
 
 // abuseProtection is the CloudEvents webhook validation handshake

@@ -180,7 +180,9 @@ func (a *Activities) crossed(ctx context.Context, h policies.Health, c store.Cou
 }
 
 // endpointRules are the endpoint's rules (health.Service.Rules), re-read at
-// most every rulesEvery; fallback when they cannot be read.
+// most every rulesEvery. When they cannot be read (logged) the last ones read
+// stay in force, and fallback (the delivery's policy's) before any was read:
+// a failed read never turns the breaker off.
 func (a *Activities) endpointRules(ctx context.Context, endpointID string, fallback policies.Health) policies.Health {
 	now := time.Now()
 	a.health.mu.Lock()
@@ -189,6 +191,11 @@ func (a *Activities) endpointRules(ctx context.Context, endpointID string, fallb
 	if !ok || now.Sub(cached.at) >= rulesEvery {
 		h, err := a.endpoints().Rules(ctx, endpointID)
 		if err != nil {
+			a.Logger.ErrorContext(ctx, "endpoint_rules_read_failed", "endpoint_id", endpointID,
+				"last_known", ok, "error", err)
+			if ok {
+				return cached.rules
+			}
 			return fallback
 		}
 		cached = cachedHealth{rules: h, at: now}

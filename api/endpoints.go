@@ -93,7 +93,11 @@ func (s *Server) endpointSignal(name string) echo.HandlerFunc {
 
 func (s *Server) signalEndpoint(ctx context.Context, endpointID, name string, arg any) error {
 	svc := s.endpoints()
-	return svc.Signal(ctx, endpointID, name, arg, svc.PolicyHealth(ctx, endpointID))
+	rules, err := svc.Rules(ctx, endpointID)
+	if err != nil {
+		return err
+	}
+	return svc.Signal(ctx, endpointID, name, arg, rules)
 }
 
 // queues are the task queues the API starts workflows on.

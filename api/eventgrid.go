@@ -73,6 +73,9 @@ func (s *Server) putEventGridSubscription(c echo.Context) error {
 	}
 	startHandshake := sp.DecideValidation(prev, existing.URL, store.NewID("code"))
 	sub := subscriptionOf(sp, account(c), name)
+	if err := withEndpointRules(&sub); err != nil {
+		return err
+	}
 	created, err := s.Store.PutSubscriptionByName(ctx, &sub)
 	if err != nil {
 		return err
@@ -196,6 +199,9 @@ func (s *Server) eventGridView(sub store.Subscription) EventGridView {
 	_ = json.Unmarshal(eg.Request, &props)
 	props["provisioningState"] = provisioningState(eg.Validation)
 	hr := map[string]any{"id": sub.ID, "mode": eg.Mode, "policy": sub.Policy, "validation": eg.Validation}
+	if eg.ValidationError != "" {
+		hr["validationError"] = eg.ValidationError
+	}
 	var defaults = s.Starter.Defaults
 	if p, err := starter.PolicyWith(sub, defaults); err == nil {
 		hr["maxDeliveryAttempts"], hr["eventTimeToLiveInSeconds"] = p.MaxAttempts, int(p.TTL.Seconds())

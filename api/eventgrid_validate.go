@@ -16,9 +16,10 @@ const validatePath = "/eventgrid/validate/:id"
 
 // validateByHand validates an Event Grid subscription on a GET of the
 // validationUrl its handshake sent (docs/policies.md#eventgrid), for endpoints
-// that cannot echo the code: while the subscription awaits that handshake
-// and for eventgrid.ValidationURLLifetime after its PUT. Anything else is a
-// 404 that says nothing of the subscription.
+// that cannot echo the code: while that handshake is pending (not once it
+// failed) and for eventgrid.ValidationURLLifetime from the send of the
+// validation event (eventgrid.Settings.ValidationURLWorks). Anything else is
+// a 404 that says nothing of the subscription.
 func (s *Server) validateByHand(c echo.Context) error {
 	ctx := c.Request().Context()
 	code := c.QueryParam("code")
@@ -28,8 +29,7 @@ func (s *Server) validateByHand(c echo.Context) error {
 		return notFound
 	}
 	eg := eventgrid.Of(sub.Options)
-	if eg == nil || !eg.Awaiting() || code == "" || !sameSecret(code, eg.ValidationCode) ||
-		time.Since(sub.UpdatedAt) > eventgrid.ValidationURLLifetime {
+	if !eg.ValidationURLWorks(time.Now()) || code == "" || !sameSecret(code, eg.ValidationCode) {
 		return notFound
 	}
 	ok, err := s.Store.SetEventGridValidation(ctx, sub.ID, code, eventgrid.ValidationSucceeded)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/hookrelay/hookrelay/health"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/store"
 )
@@ -95,6 +96,9 @@ func (s *Server) createSubscription(c echo.Context) error {
 		Ordered: req.Ordered,
 	}
 	ctx := c.Request().Context()
+	if err := withEndpointRules(&sub); err != nil {
+		return err
+	}
 	if err := s.Store.CreateSubscription(ctx, &sub); err != nil {
 		return err
 	}
@@ -104,6 +108,18 @@ func (s *Server) createSubscription(c echo.Context) error {
 	}
 	view.SigningSecret = shownSecret(sub) // shown once, at creation
 	return c.JSON(http.StatusCreated, view)
+}
+
+// withEndpointRules sets the rules an endpoint sub makes takes
+// (docs/endpoints.md#endpoint-health-circuit-breaker): a subscription to a URL
+// that has no endpoint yet gives the new endpoint its rules, once.
+func withEndpointRules(sub *store.Subscription) error {
+	rules, err := health.RulesOf(*sub)
+	if err != nil {
+		return err
+	}
+	sub.EndpointRules = rules
+	return nil
 }
 
 // subscriptionView is a subscription with its endpoint's rules in force:

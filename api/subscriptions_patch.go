@@ -103,6 +103,9 @@ func (s *Server) patchSubscription(c echo.Context) error {
 	if err := p.apply(&sub, s.validateURL); err != nil {
 		return err
 	}
+	if err := withEndpointRules(&sub); err != nil {
+		return err
+	}
 	if err := s.Store.UpdateSubscription(ctx, &sub); err != nil {
 		return err
 	}

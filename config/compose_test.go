@@ -50,3 +50,28 @@ func TestComposeNamesAreConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestComposeGivesPublicURL: issue 53, item 7. The services that send Event
+// Grid's validation events (the API, whose worker runs them too, and the
+// workers) get HOOKRELAY_PUBLIC_URL, the base of its validationUrl, from the
+// environment `docker compose` runs in.
+func TestComposeGivesPublicURL(t *testing.T) {
+	dc := testenv.Tool(t, "docker-compose")
+	const public = "https://hooks.example.com"
+	cmd := exec.Command(dc, "-f", composeFile, "config")
+	cmd.Env = append(os.Environ(), "HOOKRELAY_ADMIN_KEY=0123456789abcdef0123456789abcdef", config.EnvPublicURL+"="+public)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker-compose config: %v\n%s", err, out)
+	}
+	services := regexp.MustCompile(`(?m)^  (\S+):\n((?:    .*\n|\n)*)`).FindAllStringSubmatch(string(out), -1)
+	got := map[string]bool{}
+	for _, s := range services {
+		got[s[1]] = strings.Contains(s[2], config.EnvPublicURL+": "+public)
+	}
+	for _, name := range []string{"api", "worker"} {
+		if !got[name] {
+			t.Errorf("service %s does not get %s=%s (services: %v)\n%s", name, config.EnvPublicURL, public, got, out)
+		}
+	}
+}

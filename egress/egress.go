@@ -57,6 +57,23 @@ func New(allow []netip.Prefix) *Guard {
 // Loopback are the loopback prefixes, which `hookrelay dev` allows.
 var Loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
+// LoopbackURL tells whether raw's host is this machine wherever the URL is
+// used: a loopback or unspecified address, or a name that always means
+// loopback ("localhost" and its subdomains). A receiver given such a URL
+// reaches itself, not hookrelay.
+func LoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && (a.Unmap().IsLoopback() || a.IsUnspecified())
+}
+
 // ParsePrefixes reads a comma-separated list of CIDR prefixes (a bare address
 // is a /32 or /128).
 func ParsePrefixes(s string) ([]netip.Prefix, error) {

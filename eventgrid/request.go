@@ -81,6 +81,22 @@ func Body(evs []Outgoing, eg *Settings) ([]byte, error) {
 	return b, nil
 }
 
+// Size is how many bytes t takes in a request of a subscription in schema:
+// the whole serialized event, its CloudEvents attributes and extensions
+// included (docs/policies.md#iot-edge-output-batching). In a batch's JSON
+// array each event after the first adds a comma too.
+func Size(t Outgoing, schema string) (int, error) {
+	ev, err := event(t, schema)
+	if err != nil {
+		return 0, err
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return 0, fmt.Errorf("eventgrid: encode event %s: %w", t.ID, err)
+	}
+	return len(b), nil
+}
+
 // structuredCloudEvent tells whether the subscription gets each event alone
 // as application/cloudevents+json: CloudEvents on Azure Event Grid, which
 // does not batch.
@@ -160,8 +176,8 @@ const (
 )
 
 // ValidationURLLifetime is how long a validation event's validationUrl
-// validates the subscription by hand (a GET on it), from the subscription's
-// PUT (docs/policies.md#eventgrid).
+// validates the subscription by hand (a GET on it), from the send of that
+// event (docs/policies.md#eventgrid).
 const ValidationURLLifetime = 10 * time.Minute
 
 // ValidationURL is the validationUrl of a subscription's handshake, on the

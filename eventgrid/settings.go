@@ -6,7 +6,10 @@
 // activities packages call it; its end-to-end tests live beside it.
 package eventgrid
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Event Grid modes of a subscription made through /eventgrid/subscriptions.
 const (
@@ -35,10 +38,16 @@ const (
 // validation state, where dead letters are written and the vendor JSON it was
 // created with.
 type Settings struct {
-	Mode                 string           `json:"mode"`
-	Schema               string           `json:"schema"`
-	Validation           string           `json:"validation"`
-	ValidationCode       string           `json:"validation_code,omitempty"`
+	Mode           string `json:"mode"`
+	Schema         string `json:"schema"`
+	Validation     string `json:"validation"`
+	ValidationCode string `json:"validation_code,omitempty"`
+	// ValidationSentAt is when the latest validation event carrying a
+	// validationUrl was sent: the URL works for ValidationURLLifetime from it.
+	ValidationSentAt *time.Time `json:"validation_sent_at,omitempty"`
+	// ValidationError says why hookrelay refused to send the validation
+	// event (a validationUrl on a loopback address in production).
+	ValidationError      string           `json:"validation_error,omitempty"`
 	MaxEventsPerBatch    int              `json:"max_events_per_batch,omitempty"`
 	PreferredBatchSizeKB int              `json:"preferred_batch_size_kb,omitempty"`
 	RaiseDeadLetterEvent bool             `json:"raise_dead_letter_event,omitempty"`
@@ -65,6 +74,16 @@ func Of(options []byte) *Settings {
 func Options(s Settings) []byte {
 	b, _ := json.Marshal(eventGridOptions{EventGrid: &s})
 	return b
+}
+
+// ValidationURLWorks reports whether a GET on the subscription's
+// validationUrl validates it at now (docs/policies.md#eventgrid): only while
+// its handshake is pending (not after it failed), and for
+// ValidationURLLifetime from the send of the validation event that carried
+// the URL.
+func (s *Settings) ValidationURLWorks(now time.Time) bool {
+	return s != nil && s.Validation == ValidationPending && s.ValidationSentAt != nil &&
+		!now.After(s.ValidationSentAt.Add(ValidationURLLifetime))
 }
 
 // Awaiting reports whether the subscription still waits for its handshake.

@@ -7,6 +7,7 @@ package health
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,19 +33,13 @@ type Service struct {
 // sliding window, and the rules in force for it (Rules).
 func (s *Service) Snapshot(ctx context.Context, endpointID string) (workflows.SnapshotResult, error) {
 	now := time.Now()
-	base := s.PolicyHealth(ctx, endpointID)
-	c, err := s.Store.EndpointHealth(ctx, endpointID, base.Window, now)
+	h, err := s.Rules(ctx, endpointID)
 	if err != nil {
 		return workflows.SnapshotResult{}, err
 	}
-	h, err := Effective(base, c.Health) // the endpoint's overrides came with its counters
+	c, err := s.Store.EndpointHealth(ctx, endpointID, h.Window, now)
 	if err != nil {
 		return workflows.SnapshotResult{}, err
-	}
-	if h.Window != base.Window {
-		if c, err = s.Store.EndpointHealth(ctx, endpointID, h.Window, now); err != nil {
-			return workflows.SnapshotResult{}, err
-		}
 	}
 	return workflows.SnapshotResult{Health: h, Snapshot: policies.Snapshot{
 		State: c.State, WindowAttempts: c.WindowAttempts, WindowFailures: c.WindowFailures,
@@ -53,16 +48,56 @@ func (s *Service) Snapshot(ctx context.Context, endpointID string) (workflows.Sn
 }
 
 // Rules are the endpoint's circuit-breaker rules
-// (docs/policies.md#endpoint-health-rules-belong-to-the-endpoint): its first
-// subscription's policy's, with that subscription's retry_policy.health, then
-// the endpoint's own overrides (PUT /v1/endpoints/{id}/health). Which delivery
-// reported last never matters.
+// (docs/policies.md#endpoint-health-rules-belong-to-the-endpoint): those it
+// took when it was made, from the subscription that made it (RulesOf), with
+// the endpoint's own overrides (PUT /v1/endpoints/{id}/health) applied. Nothing
+// else changes them: not a later subscription, nor a change or the deletion
+// of the first one, nor which delivery reported last. An error reading them
+// is returned, never taken for "no breaker".
 func (s *Service) Rules(ctx context.Context, endpointID string) (policies.Health, error) {
 	e, err := s.Store.EndpointByID(ctx, endpointID)
 	if err != nil {
 		return policies.Health{}, err
 	}
-	return Effective(s.PolicyHealth(ctx, endpointID), e.Health)
+	raw := e.Rules
+	if len(raw) == 0 || string(raw) == "null" {
+		if raw, err = s.takeRules(ctx, endpointID); err != nil {
+			return policies.Health{}, err
+		}
+	}
+	var d policies.HealthDoc
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return policies.Health{}, fmt.Errorf("health: endpoint %s: rules: %w", endpointID, err)
+	}
+	return Effective(d.Health(), e.Health)
+}
+
+// RulesOf are the rules an endpoint made by sub (a subscription to a URL
+// without one) takes, as stored with it: sub's policy's circuit breaker with
+// sub's retry_policy.health.
+func RulesOf(sub store.Subscription) (store.RawJSON, error) {
+	p, err := starter.PolicyOf(sub)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(p.Health.Doc())
+}
+
+// takeRules gives an endpoint made before its rules were stored with it its
+// rules, once: its oldest subscription's, deleted or not (no breaker when it
+// has none, or when that one's policy no longer resolves).
+func (s *Service) takeRules(ctx context.Context, endpointID string) (store.RawJSON, error) {
+	rules, _ := json.Marshal(policies.NoHealth.Doc())
+	sub, err := s.Store.EndpointSubscription(ctx, endpointID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err == nil {
+		if r, err := RulesOf(sub); err == nil {
+			rules = r
+		}
+	}
+	return s.Store.TakeEndpointRules(ctx, endpointID, rules)
 }
 
 // Effective applies an endpoint's stored overrides to h.
@@ -75,20 +110,6 @@ func Effective(h policies.Health, raw store.RawJSON) (policies.Health, error) {
 		return h, fmt.Errorf("health: endpoint overrides: %w", err)
 	}
 	return o.Apply(h, "health.")
-}
-
-// PolicyHealth is the circuit breaker of the endpoint's first subscription's
-// policy (with its retry_policy.health), or none when it has none.
-func (s *Service) PolicyHealth(ctx context.Context, endpointID string) policies.Health {
-	sub, err := s.Store.EndpointSubscription(ctx, endpointID)
-	if err != nil {
-		return policies.NoHealth
-	}
-	p, err := starter.PolicyOf(sub)
-	if err != nil {
-		return policies.NoHealth
-	}
-	return p.Health
 }
 
 // Signal sends the endpoint's workflow a signal, starting it (with

@@ -1,6 +1,9 @@
 package policies
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // PolicyDoc is a Policy in the HTTP API's JSON form: snake_case fields,
 // durations in seconds. SuccessCodes empty means any 2xx (docs/policies.md#terms).
@@ -84,6 +87,26 @@ func (h Health) Doc() HealthDoc {
 		ProbeIntervalSeconds:      h.ProbeInterval.Seconds(),
 		DisableOnGone:             h.DisableOnGone,
 	}
+}
+
+// Health returns the thresholds d writes (Doc's inverse).
+func (d HealthDoc) Health() Health {
+	return Health{
+		Window:             docSeconds(d.WindowSeconds),
+		DisableMinAttempts: d.DisableMinAttempts,
+		DisableFailureRate: d.DisableFailureRate,
+		DisableConsecutive: d.DisableConsecutive,
+		FreezeConsecutive:  d.FreezeConsecutive,
+		FreezeNoSuccessFor: docSeconds(d.FreezeNoSuccessForSeconds),
+		FreezeAlwaysAfter:  d.FreezeAlwaysAfter,
+		ProbeInterval:      docSeconds(d.ProbeIntervalSeconds),
+		DisableOnGone:      d.DisableOnGone,
+	}
+}
+
+// docSeconds is seconds as a duration, rounded to the microsecond.
+func docSeconds(s float64) time.Duration {
+	return time.Duration(math.Round(s*1e6)) * time.Microsecond
 }
 
 // rowDocs converts rows to their JSON form.

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
 )
 
@@ -41,6 +43,16 @@ type Target struct {
 	CreatedAt time.Time `db:"delivery_created_at"`
 	// Limits are the endpoint's concurrency cap and rate limit.
 	Limits
+}
+
+// Outgoing is what Event Grid's request needs of the target's event, whose
+// account's topic is topic (eventgrid.Topic).
+func (t Target) Outgoing(topic string) eventgrid.Outgoing {
+	return eventgrid.Outgoing{
+		ID: t.ExternalID, Type: t.EventType, Subject: t.Subject, Source: t.Source, Topic: topic,
+		DataVersion: t.DataVersion, DataContentType: t.DataContentType, Time: t.OccurredAt,
+		Data: json.RawMessage(t.Data), Extensions: json.RawMessage(t.Extensions),
+	}
 }
 
 // Target loads what delivery id needs for an attempt. The endpoint is the

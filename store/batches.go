@@ -23,6 +23,9 @@ type BatchClaim struct {
 	ID        string
 	MaxEvents int
 	MaxBytes  int // preferred batch size; 0 means no bound
+	// Topic is the account's Event Grid topic (eventgrid.Topic): the events
+	// are sized as they are sent, with it.
+	Topic string
 	// FullOnly claims nothing unless a full batch is waiting: MaxEvents
 	// deliveries, or more than MaxBytes of them.
 	FullOnly bool
@@ -39,24 +42,33 @@ type Batch struct {
 	// PublishedAt is when its oldest delivery was stored: the batch's
 	// time-to-live counts from it (docs/policies.md#eventgrid-edge).
 	PublishedAt time.Time
+	// PublishedAts are when each delivery was stored, in DeliveryIDs'
+	// order: each keeps its own time-to-live.
+	PublishedAts []time.Time
 }
 
-// eventSizeSQL is an event's size as a batch sends it (docs/policies.md#eventgrid-edge:
-// "the preferred batch size counts each event as it is
-// sent"): its Event Grid JSON object, fields and data, serialized by
-// PostgreSQL (within a few bytes of hookrelay's own encoding).
-const eventSizeSQL = `octet_length(json_build_object('id', e.external_id, 'eventType', e.type,
-	'subject', e.subject, 'eventTime', e.occurred_at, 'data', e.data, 'dataVersion', e.data_version,
-	'metadataVersion', '1', 'topic', e.source)::text)`
-
-type candidate struct {
-	ID        string    `db:"id"`
-	Size      int       `db:"size"`
-	CreatedAt time.Time `db:"created_at"`
+// sizes are the sizes of the targets' events as a request of their
+// subscription carries them (docs/policies.md#iot-edge-output-batching: "the
+// preferred batch size counts each event as it is sent"): each whole event
+// in the subscription's schema (eventgrid.Size), and the comma before it.
+func sizes(ts []Target, topic string) ([]int, error) {
+	out := make([]int, len(ts))
+	for i, t := range ts {
+		schema := eventgrid.SchemaEventGrid
+		if eg := eventgrid.Of(t.Options); eg != nil {
+			schema = eg.Schema
+		}
+		n, err := eventgrid.Size(t.Outgoing(topic), schema)
+		if err != nil {
+			return nil, fmt.Errorf("store: claim batch: %w", err)
+		}
+		out[i] = n + min(i, 1)
+	}
+	return out, nil
 }
 
 // ClaimBatch takes the oldest unclaimed deliveries of a batching subscription
-// (at most MaxEvents, within MaxBytes of event data, but always at least one:
+// (at most MaxEvents, within MaxBytes of events as sent, but always at least one:
 // an oversize event goes alone), records them as a batch and marks them
 // started, in one transaction. A claim repeated with the same c.ID returns the
 // batch claimed the first time.
@@ -66,27 +78,26 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 		if found, err := s.existingBatch(ctx, tx, c, &b); err != nil || found {
 			return err
 		}
-		var cs []candidate
-		err := tx.SelectContext(ctx, &cs, `SELECT d.id, d.created_at, `+eventSizeSQL+` AS size
-			FROM deliveries d JOIN events e ON e.id = d.event_id
+		var cs []Target
+		err := tx.SelectContext(ctx, &cs, `SELECT `+targetCols+` `+targetFrom+`
 			WHERE d.subscription_id = $1 AND NOT d.started AND d.status = 'pending'
 			ORDER BY d.created_at, d.id LIMIT $2 FOR UPDATE OF d SKIP LOCKED`, c.SubscriptionID, c.MaxEvents+1)
 		if err != nil {
 			return fmt.Errorf("store: claim batch: %w", err)
 		}
-		sizes := make([]int, len(cs))
-		for i, cand := range cs {
-			sizes[i] = cand.Size
+		sz, err := sizes(cs, c.Topic)
+		if err != nil {
+			return err
 		}
-		n, full := eventgrid.Pick(sizes, c.MaxEvents, c.MaxBytes)
-		take := make([]string, n)
+		n, full := eventgrid.Pick(sz, c.MaxEvents, c.MaxBytes)
+		take, published := make([]string, n), make([]time.Time, n)
 		for i := range take {
-			take[i] = cs[i].ID
+			take[i], published[i] = cs[i].DeliveryID, cs[i].CreatedAt
 		}
 		if len(take) == 0 || (c.FullOnly && !full) {
 			return s.countPending(ctx, tx, c.SubscriptionID, &b)
 		}
-		b.ID, b.DeliveryIDs, b.PublishedAt = c.ID, take, cs[0].CreatedAt
+		b.ID, b.DeliveryIDs, b.PublishedAt, b.PublishedAts = c.ID, take, cs[0].CreatedAt, published
 		if b.ID == "" {
 			b.ID = NewID("batch")
 		}
@@ -103,18 +114,25 @@ func (s *Store) ClaimBatch(ctx context.Context, c BatchClaim) (Batch, error) {
 	return b, err
 }
 
-// publishedAt is when the oldest of the deliveries ids (a batch claimed
-// before) was stored.
-func publishedAt(ctx context.Context, tx *sqlx.Tx, ids []string) (time.Time, error) {
-	var at *time.Time
-	if err := tx.GetContext(ctx, &at, `SELECT min(created_at) FROM deliveries WHERE id = ANY($1)`,
-		pq.StringArray(ids)); err != nil {
-		return time.Time{}, fmt.Errorf("store: batch published at: %w", err)
+// publishedAt fills b.PublishedAts, when each of its deliveries (a batch
+// claimed before) was stored, and b.PublishedAt, the oldest of them.
+func publishedAt(ctx context.Context, tx *sqlx.Tx, b *Batch) error {
+	b.PublishedAts = nil
+	if err := tx.SelectContext(ctx, &b.PublishedAts, `SELECT d.created_at
+		FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n) JOIN deliveries d ON d.id = u.id
+		ORDER BY u.n`, pq.StringArray(b.DeliveryIDs)); err != nil {
+		return fmt.Errorf("store: batch published at: %w", err)
 	}
-	if at == nil {
-		return time.Time{}, nil
+	if len(b.PublishedAts) != len(b.DeliveryIDs) {
+		b.PublishedAts = nil
 	}
-	return *at, nil
+	b.PublishedAt = time.Time{}
+	for _, at := range b.PublishedAts {
+		if b.PublishedAt.IsZero() || at.Before(b.PublishedAt) {
+			b.PublishedAt = at
+		}
+	}
+	return nil
 }
 
 // existingBatch fills b with the batch c.ID when it was already claimed.
@@ -132,7 +150,7 @@ func (s *Store) existingBatch(ctx context.Context, tx *sqlx.Tx, c BatchClaim, b 
 		return false, fmt.Errorf("store: find batch: %w", err)
 	}
 	b.ID, b.DeliveryIDs = c.ID, ids
-	if b.PublishedAt, err = publishedAt(ctx, tx, ids); err != nil {
+	if err := publishedAt(ctx, tx, b); err != nil {
 		return false, err
 	}
 	return true, s.countPending(ctx, tx, c.SubscriptionID, b)

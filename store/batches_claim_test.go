@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/store"
 	"github.com/hookrelay/hookrelay/testenv"
 )
@@ -44,5 +45,36 @@ func TestClaimBatchCountsWholeEvents(t *testing.T) {
 	}
 	if !b.PublishedAt.Equal(first.CreatedAt) {
 		t.Fatalf("published at %v, want the delivery's creation %v", b.PublishedAt, first.CreatedAt)
+	}
+}
+
+// TestClaimBatchCountsCloudEventsAsSent: issue 53, item 8. A CloudEvents
+// subscription's events are sized as they are sent, attributes and extensions
+// included: two events with 2 bytes of data but 600 bytes of extensions each
+// do not fit a 1 KB batch together.
+func TestClaimBatchCountsCloudEventsAsSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testenv.Store(t)
+	sub := store.Subscription{AccountID: store.DefaultAccount, URL: "http://127.0.0.1:1/ce-batch", EventTypes: []string{"big.ext"},
+		Policy: "eventgrid-edge", RetryPolicy: store.RawJSON(`{}`), Active: true,
+		Options: store.RawJSON(eventgrid.Options(eventgrid.Settings{Mode: eventgrid.ModeEdge, Schema: eventgrid.SchemaCloudEvents,
+			Validation: eventgrid.ValidationNone, MaxEventsPerBatch: 10, PreferredBatchSizeKB: 1}))}
+	if err := st.CreateSubscription(ctx, &sub); err != nil {
+		t.Fatal(err)
+	}
+	ext := store.RawJSON(`{"bigext": "` + strings.Repeat("x", 600) + `"}`)
+	for range 2 {
+		if _, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: "big.ext", Data: store.RawJSON(`{}`),
+			Fields: store.EventFields{Source: "/ce", Extensions: ext}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := st.ClaimBatch(ctx, store.BatchClaim{SubscriptionID: sub.ID, MaxEvents: 10, MaxBytes: 1024, Topic: "/topics/t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.DeliveryIDs) != 1 || b.Remaining != 1 {
+		t.Fatalf("batch %+v: want one event, 1 left", b)
 	}
 }

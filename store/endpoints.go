@@ -22,14 +22,18 @@ type Endpoint struct {
 	LastFailureAt       *time.Time `db:"last_failure_at" json:"last_failure_at,omitempty"`
 	CountedSince        *time.Time `db:"counted_since" json:"counted_since,omitempty"`
 	Health              RawJSON    `db:"health" json:"health"`
-	CreatedAt           time.Time  `db:"created_at" json:"created_at"`
-	UpdatedAt           time.Time  `db:"updated_at" json:"updated_at"`
+	// Rules are the circuit-breaker rules the endpoint took when it was made
+	// (a policies.HealthDoc; health.Service.Rules applies Health over them),
+	// or empty for an endpoint made before they were stored with it.
+	Rules     RawJSON   `db:"rules" json:"-"`
+	CreatedAt time.Time `db:"created_at" json:"created_at"`
+	UpdatedAt time.Time `db:"updated_at" json:"updated_at"`
 	// Limits protect the receiver (PUT /v1/endpoints/{id}/limits).
 	Limits `json:"limits"`
 }
 
 const endpointCols = `id, account_id, url, state, attempts, failures, consecutive_failures,
-	last_success_at, last_failure_at, counted_since, health, created_at, updated_at,
+	last_success_at, last_failure_at, counted_since, health, rules, created_at, updated_at,
 	max_concurrency, rate_limit, rate_limit_period_seconds`
 
 // StateChange is one recorded change of an endpoint's state.
@@ -82,17 +86,20 @@ type HealthCounts struct {
 	WindowFailures int64     `db:"window_failures"`
 	Consecutive    int64     `db:"consecutive_failures"`
 	LastSuccessAt  time.Time `db:"last_success_at"` // created_at if it never succeeded
-	Health         RawJSON   `db:"health"`
 }
 
 // EndpointHealth returns the endpoint's counters and the sums of its buckets
 // in the window ending at now (from the minute now-window falls in, and never
-// before the endpoint was last re-enabled).
+// before the endpoint was last re-enabled: of the minute it was re-enabled in,
+// only what that minute's bucket gained since).
 func (s *Store) EndpointHealth(ctx context.Context, id string, window time.Duration, now time.Time) (HealthCounts, error) {
 	var h HealthCounts
-	err := s.db.GetContext(ctx, &h, `SELECT p.state, p.consecutive_failures, p.health,
+	err := s.db.GetContext(ctx, &h, `SELECT p.state, p.consecutive_failures,
 			COALESCE(p.last_success_at, p.created_at) AS last_success_at,
-			COALESCE(SUM(b.attempts), 0) AS window_attempts, COALESCE(SUM(b.failures), 0) AS window_failures
+			COALESCE(SUM(GREATEST(b.attempts - CASE WHEN b.bucket_start = date_trunc('minute', p.counted_since)
+				THEN p.counted_base_attempts ELSE 0 END, 0)), 0) AS window_attempts,
+			COALESCE(SUM(GREATEST(b.failures - CASE WHEN b.bucket_start = date_trunc('minute', p.counted_since)
+				THEN p.counted_base_failures ELSE 0 END, 0)), 0) AS window_failures
 		FROM endpoints p
 		LEFT JOIN endpoint_buckets b ON b.endpoint_id = p.id
 			AND b.bucket_start >= date_trunc('minute', GREATEST($2::timestamptz - $3 * interval '1 microsecond',
@@ -111,7 +118,8 @@ type ChangeState struct {
 	From, To   string
 	Reason     string
 	At         time.Time
-	// Restart starts the counters afresh: the sliding window from At on, and
+	// Restart starts the counters afresh: the sliding window from At on (what
+	// the bucket of At's minute holds so far no longer counts), and
 	// consecutive failures from zero (an endpoint re-enabled).
 	Restart bool
 }
@@ -132,10 +140,14 @@ type StateChanged struct {
 func (s *Store) ChangeEndpointState(ctx context.Context, c ChangeState) (StateChanged, error) {
 	var out StateChanged
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE endpoints SET state = $3, updated_at = now(),
+		res, err := tx.ExecContext(ctx, `UPDATE endpoints p SET state = $3, updated_at = now(),
 				counted_since = CASE WHEN $4 THEN $5 ELSE counted_since END,
+				counted_base_attempts = CASE WHEN $4 THEN COALESCE(b.attempts, 0) ELSE counted_base_attempts END,
+				counted_base_failures = CASE WHEN $4 THEN COALESCE(b.failures, 0) ELSE counted_base_failures END,
 				consecutive_failures = CASE WHEN $4 THEN 0 ELSE consecutive_failures END
-			WHERE id = $1 AND state = $2`, c.EndpointID, c.From, c.To, c.Restart, c.At)
+			FROM (SELECT $1::text AS id) k
+			LEFT JOIN endpoint_buckets b ON b.endpoint_id = k.id AND b.bucket_start = date_trunc('minute', $5::timestamptz)
+			WHERE p.id = k.id AND p.state = $2`, c.EndpointID, c.From, c.To, c.Restart, c.At)
 		if err != nil {
 			return fmt.Errorf("store: change endpoint state: %w", err)
 		}
@@ -179,11 +191,9 @@ func (s *Store) WaitingDeliveries(ctx context.Context, endpointID string, after 
 	return ws, nil
 }
 
-// EndpointSubscription returns the endpoint's first subscription, deleted or
-// not, whose policy gives the endpoint its rules
-// (docs/policies.md#endpoint-health-rules-belong-to-the-endpoint: taken once,
-// from the first subscription; a later one, or the first one's deletion, does
-// not change them).
+// EndpointSubscription returns the endpoint's oldest subscription, deleted or
+// not: the one whose policy gives its rules to an endpoint made before its
+// rules were stored with it (health.Service.Rules, once).
 func (s *Store) EndpointSubscription(ctx context.Context, endpointID string) (Subscription, error) {
 	var sub Subscription
 	err := s.db.GetContext(ctx, &sub, `SELECT `+subscriptionCols+` FROM subscriptions
@@ -192,6 +202,19 @@ func (s *Store) EndpointSubscription(ctx context.Context, endpointID string) (Su
 		return Subscription{}, notFound(err, "subscription of endpoint", endpointID)
 	}
 	return sub, nil
+}
+
+// TakeEndpointRules stores rules as the endpoint's unless it has rules
+// already, and returns the endpoint's rules: for an endpoint made before its
+// rules were stored with it, taken once.
+func (s *Store) TakeEndpointRules(ctx context.Context, id string, rules RawJSON) (RawJSON, error) {
+	var out RawJSON
+	err := s.db.GetContext(ctx, &out, `UPDATE endpoints SET rules = COALESCE(rules, $2)
+		WHERE id = $1 RETURNING rules`, id, rules)
+	if err != nil {
+		return nil, notFound(err, "endpoint", id)
+	}
+	return out, nil
 }
 
 // SetEndpointHealth stores the endpoint's own health thresholds (a

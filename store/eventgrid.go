@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -101,6 +102,34 @@ func (s *Store) SetEventGridValidation(ctx context.Context, subID, code, state s
 		return err
 	})
 	return done, err
+}
+
+// MarkValidationSent records that a validation event carrying the
+// subscription's validationUrl is sent at at, while the handshake of code is
+// pending: the URL works for eventgrid.ValidationURLLifetime from then. It
+// reports whether the handshake was still pending.
+func (s *Store) MarkValidationSent(ctx context.Context, subID, code string, at time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE subscriptions
+		SET options = jsonb_set(options, '{eventgrid,validation_sent_at}', to_jsonb($3::timestamptz))
+		WHERE id = $1 AND deleted_at IS NULL AND options->'eventgrid'->>'validation_code' = $2
+		  AND options->'eventgrid'->>'validation' = 'pending'`, subID, code, at)
+	if err != nil {
+		return false, fmt.Errorf("store: mark validation sent: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// SetValidationError records why the handshake of code could not be made,
+// in the subscription's validation state (eventgrid.Settings.ValidationError).
+func (s *Store) SetValidationError(ctx context.Context, subID, code, reason string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE subscriptions
+		SET options = jsonb_set(options, '{eventgrid,validation_error}', to_jsonb($3::text)), updated_at = now()
+		WHERE id = $1 AND deleted_at IS NULL AND options->'eventgrid'->>'validation_code' = $2`, subID, code, reason)
+	if err != nil {
+		return fmt.Errorf("store: set validation error: %w", err)
+	}
+	return nil
 }
 
 // UnstartedOf returns up to limit deliveries of a subscription whose

@@ -85,6 +85,10 @@ type Subscription struct {
 	// started from it (publishing, SubscriptionByID, the sweeper); false
 	// elsewhere.
 	AccountQueueMode bool `db:"account_queue_mode" json:"-"`
+	// EndpointRules, when set, are the circuit-breaker rules an endpoint
+	// this subscription makes (a new URL) takes (health.RulesOf); an
+	// existing endpoint keeps its own. Never stored with the subscription.
+	EndpointRules RawJSON `db:"-" json:"-"`
 }
 
 // accountQueueModeSQL loads Subscription.AccountQueueMode of the
@@ -113,7 +117,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 		sub.Options = RawJSON("{}")
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
+		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL, sub.EndpointRules)
 		if err != nil {
 			return err
 		}
@@ -141,7 +145,7 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 // flight with it: the new endpoint's health gates and releases them.
 func (s *Store) UpdateSubscription(ctx context.Context, sub *Subscription) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL)
+		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL, sub.EndpointRules)
 		if err != nil {
 			return err
 		}
@@ -165,12 +169,14 @@ func (s *Store) UpdateSubscription(ctx context.Context, sub *Subscription) error
 	})
 }
 
-func upsertEndpoint(ctx context.Context, tx *sqlx.Tx, account, url string) (string, error) {
+// upsertEndpoint returns the id of the account's endpoint of url, making it
+// with rules (none: NULL, taken on their first read) if there is none.
+func upsertEndpoint(ctx context.Context, tx *sqlx.Tx, account, url string, rules RawJSON) (string, error) {
 	var id string
-	err := tx.QueryRowxContext(ctx, `INSERT INTO endpoints (id, account_id, url)
-		VALUES ($1, $2, $3)
+	err := tx.QueryRowxContext(ctx, `INSERT INTO endpoints (id, account_id, url, rules)
+		VALUES ($1, $2, $3, NULLIF($4::jsonb, 'null'::jsonb))
 		ON CONFLICT (account_id, url) DO UPDATE SET updated_at = endpoints.updated_at
-		RETURNING id`, NewID("ep"), account, url).Scan(&id)
+		RETURNING id`, NewID("ep"), account, url, rules).Scan(&id)
 	if err != nil {
 		return "", fmt.Errorf("store: upsert endpoint: %w", err)
 	}

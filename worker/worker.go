@@ -51,6 +51,9 @@ type Options struct {
 	// PublicURL is the API's address from outside (HOOKRELAY_PUBLIC_URL),
 	// for Event Grid's validationUrl.
 	PublicURL string
+	// LoopbackValidationURL lets Event Grid handshakes send a validationUrl
+	// on a loopback address (`hookrelay dev`; production refuses them).
+	LoopbackValidationURL bool
 	// EventGridTopic is the template of the accounts' Event Grid topics
 	// (HOOKRELAY_EVENTGRID_TOPIC; "" is eventgrid.DefaultTopic).
 	EventGridTopic string
@@ -134,6 +137,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	q := opts.Queues()
 	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
 	acts.EventGridTopic, acts.DeadLetterBlobs = opts.EventGridTopic, opts.DeadLetterBlobs
+	acts.LoopbackValidationURL = opts.LoopbackValidationURL
 	acts.Shares = opts.shares()
 	if opts.Tracing != nil {
 		acts.HTTP.Transport = activities.TracedTransport(acts.HTTP.Transport)

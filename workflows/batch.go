@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -21,6 +22,10 @@ type BatchInput struct {
 	// (docs/policies.md#eventgrid-edge). Zero (batches started before it was
 	// set): from the workflow's start.
 	PublishedAt time.Time
+	// PublishedAts are when each delivery was stored, in DeliveryIDs' order:
+	// each keeps its own time-to-live. Empty (batches claimed before, or
+	// started by the sweeper): every one counts from PublishedAt.
+	PublishedAts []time.Time
 }
 
 // Batch delivers one batch of an output-batching subscription
@@ -31,13 +36,15 @@ type BatchInput struct {
 // disabled or frozen the batch waits, as a Delivery does, for a release or
 // probe signal (sent to "batch/<batch id>") or the policy's deadline.
 func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
-	b := &batch{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.BatchID)}, in: in}
+	b := &batch{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.BatchID)}, in: in,
+		started: workflow.Now(ctx)}
 	return b.run(b, in.PublishedAt)
 }
 
 type batch struct {
 	retries
-	in BatchInput
+	in      BatchInput
+	started time.Time // the first attempt's time, before any event's publication counts
 }
 
 // attempt runs DeliverBatch once, on the deliveries or the retries queue.
@@ -97,10 +104,57 @@ func (b *batch) setStatus(status policies.Status, next *time.Time) string {
 }
 
 func (b *batch) finish(status policies.Status, reason string) (DeliveryResult, error) {
-	in := FinishBatchInput{DeliveryIDs: b.in.DeliveryIDs, Status: status, Reason: reason,
+	return b.finishSome(b.in.DeliveryIDs, status, reason)
+}
+
+// finishSome finishes the deliveries ids of the batch.
+func (b *batch) finishSome(ids []string, status policies.Status, reason string) (DeliveryResult, error) {
+	in := FinishBatchInput{DeliveryIDs: ids, Status: status, Reason: reason,
 		LastStatus: b.last.StatusCode, LastError: b.last.Error, OnExhausted: b.in.Policy.OnExhausted}
 	if err := workflow.ExecuteActivity(b.bookkeeping(), ActivityFinishBatch, in).Get(b.ctx, nil); err != nil {
 		return DeliveryResult{}, err
 	}
 	return DeliveryResult{Status: status, Attempts: b.pr.Attempts, Reason: reason}, nil
+}
+
+// changeOwnTTL marks docs/policies.md#iot-edge-output-batching (issue 53):
+// from version 1 each event of a batch keeps its own time-to-live; batches
+// started before end every event with the oldest's.
+const changeOwnTTL = "batch-own-ttl"
+
+// outlive ends the events of the batch whose own time-to-live is over (ends
+// says it of an event's progress), when others go on: those stay in the
+// batch, and its progress counts from the oldest of them.
+func (b *batch) outlive(ends func(policies.Progress) bool) bool {
+	if len(b.in.PublishedAts) != len(b.in.DeliveryIDs) {
+		return false
+	}
+	var over, left []string
+	var leftAt []time.Time
+	for i, id := range b.in.DeliveryIDs {
+		pr := b.pr
+		pr.FirstAttemptAt = earliest(b.started, b.in.PublishedAts[i])
+		if ends(pr) {
+			over = append(over, id)
+			continue
+		}
+		left, leftAt = append(left, id), append(leftAt, b.in.PublishedAts[i])
+	}
+	if len(left) == 0 || len(over) == 0 || workflow.GetVersion(b.ctx, changeOwnTTL, workflow.DefaultVersion, 1) < 1 {
+		return false
+	}
+	if _, err := b.finishSome(over, b.policy.FinalStatus(), string(policies.TTLExceeded)); err != nil {
+		workflow.GetLogger(b.ctx).Error("finish_batch_failed", "batch_id", b.in.BatchID, "error", err)
+	}
+	b.in.DeliveryIDs, b.in.PublishedAts = left, leftAt
+	b.pr.FirstAttemptAt = earliest(b.started, slices.MinFunc(leftAt, time.Time.Compare))
+	return true
+}
+
+// earliest is the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -27,6 +27,8 @@ type ClaimResult struct {
 	Gone bool
 	// PublishedAt is when the batch's oldest delivery was stored.
 	PublishedAt time.Time
+	// PublishedAts are when each delivery was stored, in DeliveryIDs' order.
+	PublishedAts []time.Time
 }
 
 // DeliverBatchInput is the input of DeliverBatch: one attempt of one batch.

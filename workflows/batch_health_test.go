@@ -81,7 +81,8 @@ func (f *batchFixture) run(t *testing.T, setup ...func(env *testsuite.TestWorkfl
 		fn(env)
 	}
 	env.ExecuteWorkflow(workflows.Batch, workflows.BatchInput{BatchID: f.batch.BatchID,
-		SubscriptionID: f.sub.ID, DeliveryIDs: f.batch.DeliveryIDs, Policy: f.policy, PublishedAt: f.batch.PublishedAt})
+		SubscriptionID: f.sub.ID, DeliveryIDs: f.batch.DeliveryIDs, Policy: f.policy, PublishedAt: f.batch.PublishedAt,
+		PublishedAts: f.batch.PublishedAts})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}
@@ -240,9 +241,56 @@ func TestBatchTTLFromPublication(t *testing.T) {
 		t.Fatal("the claim did not say when the batch was published")
 	}
 	f.batch.PublishedAt = time.Now().Add(-7100 * time.Second)
+	f.batch.PublishedAts = []time.Time{f.batch.PublishedAt, f.batch.PublishedAt}
 	f.setEndpointState(t, policies.StateFrozen)
 	res, timers := f.run(t)
 	if res.Reason != string(policies.TTLExceeded) || len(timers) != 1 || timers[0] > 101*time.Second {
 		t.Fatalf("result %+v, timers %v: want the TTL reached after at most 100 s", res, timers)
 	}
+}
+
+// TestBatchEventsKeepTheirOwnTTL: issue 53, item 8
+// (docs/policies.md#iot-edge-output-batching). Each event of a batch keeps its
+// own time-to-live: an event published 7,100 s before the batch's first
+// attempt ends when its 7,200 s are over (after 2 failed attempts: the next
+// would come too late), and the batch goes on with the event published just
+// now, which gets the whole schedule (13 attempts within its own 7,200 s).
+func TestBatchEventsKeepTheirOwnTTL(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 2, "", always(http.StatusInternalServerError))
+	if len(f.batch.PublishedAts) != 2 {
+		t.Fatalf("the claim did not say when each event was published: %v", f.batch.PublishedAts)
+	}
+	old := time.Now().Add(-7100 * time.Second)
+	f.batch.PublishedAt, f.batch.PublishedAts[0] = old, old
+	res, _ := f.run(t)
+	if res.Reason != string(policies.TTLExceeded) {
+		t.Fatalf("result %+v: want the TTL reached", res)
+	}
+	for i, want := range []int{2, 13} {
+		id := f.batch.DeliveryIDs[i]
+		d, err := f.st.GetDelivery(context.Background(), account, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Attempts != want || d.FinalReason != string(policies.TTLExceeded) || d.Status != f.policy.FinalStatus() {
+			t.Errorf("event %d: %d attempts, %q %q; want %d attempts, ended by its own TTL", i, d.Attempts, d.Status, d.FinalReason, want)
+		}
+	}
+}
+
+// TestBatchEventsKeepTheirOwnTTLWhileWaiting: as TestBatchEventsKeepTheirOwnTTL,
+// for a batch waiting for its frozen endpoint: the older event ends after the
+// 100 s left of its time-to-live, the younger one waits on for its own.
+func TestBatchEventsKeepTheirOwnTTLWhileWaiting(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t, 2, "", always(http.StatusOK))
+	old := time.Now().Add(-7100 * time.Second)
+	f.batch.PublishedAt, f.batch.PublishedAts[0] = old, old
+	f.setEndpointState(t, policies.StateFrozen)
+	_, timers := f.run(t)
+	if len(timers) != 2 || timers[0] > 101*time.Second || timers[1] < 7000*time.Second {
+		t.Fatalf("timers %v: want the older event's 100 s, then the younger one's remaining time-to-live", timers)
+	}
+	f.checkDeliveries(t, f.policy.FinalStatus(), string(policies.TTLExceeded), 0)
 }

@@ -158,7 +158,7 @@ func (b *batcher) dispatch(res ClaimResult) {
 		TypedSearchAttributes: temporal.NewSearchAttributes(AttrSubscriptionID.ValueSet(b.in.SubscriptionID)),
 	})
 	in := BatchInput{BatchID: res.BatchID, SubscriptionID: b.in.SubscriptionID, DeliveryIDs: res.DeliveryIDs,
-		Policy: b.in.Policy, PublishedAt: res.PublishedAt}
+		Policy: b.in.Policy, PublishedAt: res.PublishedAt, PublishedAts: res.PublishedAts}
 	f := workflow.ExecuteChildWorkflow(ctx, Batch, in)
 	b.batches++
 	err := f.GetChildWorkflowExecution().Get(b.ctx, nil)

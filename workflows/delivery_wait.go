@@ -54,6 +54,9 @@ func onInternalFailure(ctx workflow.Context, failures int, deadline time.Time) a
 // not attempt before its deadline.
 func internalReason(err error) string { return "hookrelay could not make the attempt: " + err.Error() }
 
+// outlive: a delivery is one event, whose time-to-live ends it.
+func (d *delivery) outlive(func(policies.Progress) bool) bool { return false }
+
 // waitForEndpoint parks the delivery while its endpoint is disabled or frozen,
 // until a release or probe signal comes or the policy's deadline passes. It
 // reports whether the next attempt is a probe, and false ok at the deadline.

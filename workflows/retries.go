@@ -17,6 +17,12 @@ type steps interface {
 	waitForEndpoint() (probe bool, ok bool)
 	setStatus(status policies.Status, next *time.Time) string
 	finish(status policies.Status, reason string) (DeliveryResult, error)
+	// outlive is asked when the time-to-live ends the retries: it ends only
+	// what ends (ends says it of one event's progress) and reports whether
+	// anything goes on, with r.pr counting from the oldest event left. A
+	// Delivery, one event, never goes on; a Batch's events each keep their
+	// own time-to-live.
+	outlive(ends func(policies.Progress) bool) bool
 }
 
 // retries is what a Delivery or a Batch keeps between its attempts, and the
@@ -80,6 +86,10 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		if res.Skipped {
 			var ok bool
 			if probe, ok = s.waitForEndpoint(); !ok {
+				if r.policy.DeadlineStop() == policies.TTLExceeded && s.outlive(r.pastDeadline) {
+					scheduled = workflow.Now(r.ctx)
+					continue
+				}
 				return s.finish(r.policy.FinalStatus(), string(r.policy.DeadlineStop()))
 			}
 			scheduled = workflow.Now(r.ctx)
@@ -90,7 +100,7 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 		if r.answeredLate() {
 			return s.finish(policies.StatusDelivered, "")
 		}
-		due, status, reason := r.judge()
+		due, status, reason := r.judge(s)
 		if status != "" {
 			return s.finish(status, reason)
 		}
@@ -117,7 +127,7 @@ func (r *retries) count(res DeliverResult, scheduled time.Time) {
 
 // judge reads the last attempt under the policy: the final status and its
 // reason when the retries are over, else when the next attempt is due.
-func (r *retries) judge() (due time.Time, status policies.Status, reason string) {
+func (r *retries) judge(s steps) (due time.Time, status policies.Status, reason string) {
 	now := workflow.Now(r.ctx)
 	if r.last.ErrorKind == KindBlocked {
 		return time.Time{}, r.policy.FinalStatus(), "Blocked: " + r.last.Error
@@ -132,7 +142,12 @@ func (r *retries) judge() (due time.Time, status policies.Status, reason string)
 		r.pr.FirstFailureAt = now
 	}
 	r.pr.LastFailureAt = now
+	skipped := r.pr.Skipped
 	due, stop := r.next()
+	if stop == policies.TTLExceeded && s.outlive(r.stops) {
+		r.pr.Skipped = skipped
+		due, stop = r.next()
+	}
 	if stop != policies.NoStop {
 		return time.Time{}, r.policy.FinalStatus(), string(stop)
 	}
@@ -157,6 +172,26 @@ func (r *retries) next() (time.Time, policies.Stop) {
 	due, skipped, stop := r.policy.NextSlot(r.pr, r.seed)
 	r.pr.Skipped += skipped
 	return due, stop
+}
+
+// stops reports whether the retries of an event with progress pr are over.
+func (r *retries) stops(pr policies.Progress) bool {
+	if workflow.GetVersion(r.ctx, changeNoCatchUp, workflow.DefaultVersion, 1) < 1 {
+		_, stop := r.policy.Next(pr, r.seed)
+		return stop != policies.NoStop
+	}
+	_, _, stop := r.policy.NextSlot(pr, r.seed)
+	return stop != policies.NoStop
+}
+
+// pastDeadline reports whether the deadline of an event with progress pr has
+// passed.
+func (r *retries) pastDeadline(pr policies.Progress) bool {
+	if pr.FirstFailureAt.IsZero() {
+		pr.FirstFailureAt = pr.FirstAttemptAt
+	}
+	d := r.policy.Deadline(pr)
+	return !d.IsZero() && !d.After(workflow.Now(r.ctx))
 }
 
 // waitUntil records the retrying status and sleeps on a durable timer until

@@ -79,6 +79,7 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts.Egress = a.guard(dev)
 	opts.Metrics = a.metrics
 	opts.PublicURL, opts.EventGridTopic = a.cfg.PublicURL, a.cfg.EventGrid.Topic
+	opts.LoopbackValidationURL = dev // production refuses a validationUrl the receiver cannot reach
 	opts.Retention, opts.DeadLetterRetention = a.cfg.Retention.Finished, a.cfg.Retention.DeadLetters
 	opts.Tracing = a.tracing
 	opts.DeadLetterBlobs = &activities.DeadLetterBlobs{Accounts: a.storage, Delay: a.cfg.DeadLetterBlobs.Delay}

@@ -77,3 +77,17 @@ func TestDevOpenKeepsMetricsToken(t *testing.T) {
 		t.Fatalf("devAuth = %+v, %v; want open with the metrics token", auth, err)
 	}
 }
+
+// TestProductionRefusesLoopbackValidationURL: issue 53, item 7. The workers of
+// `hookrelay api` and `hookrelay worker` refuse a validationUrl on a loopback
+// address; only `hookrelay dev`'s send one.
+func TestProductionRefusesLoopbackValidationURL(t *testing.T) {
+	var out, errOut bytes.Buffer
+	a, err := newApp(env(map[string]string{}), &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.workerOptions(false).LoopbackValidationURL || !a.workerOptions(true).LoopbackValidationURL {
+		t.Fatal("production workers may send a loopback validationUrl, or dev's may not")
+	}
+}
