@@ -75,7 +75,7 @@ func (b *batch) waitForEndpoint() (probe bool, ok bool) {
 	if b.setStatus(policies.StatusWaiting, nil) == policies.StateEnabled {
 		return false, true
 	}
-	return awaitEndpoint(b.ctx, deadline)
+	return awaitEndpoint(b.ctx, deadline, false)
 }
 
 func (b *batch) bookkeeping() workflow.Context {

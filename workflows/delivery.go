@@ -65,7 +65,12 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 	d.quietSuccess = v >= versionInInput
 	d.quietStart = v >= versionQuietStart
 	d.internalGrace = v >= versionInternalGrace
-	return d.run(d, in.PublishedAt)
+	d.cancellable = v >= versionCancel
+	res, err := d.run(d, in.PublishedAt)
+	if d.cancellable && err != nil && ctx.Err() != nil {
+		return d.cancelled(ctx)
+	}
+	return res, err
 }
 
 // changeLocalBookkeeping marks the changes that made a delivery cheaper for
@@ -101,11 +106,17 @@ const (
 	// hookrelay itself get at least policies.InternalGrace before a count-bounded
 	// policy's deadline ends the delivery (retries.internalDeadline).
 	versionInternalGrace = 5
+	// versionCancel (issue 52): a delivery whose workflow is cancelled (the
+	// Web UI's Cancel, `temporal workflow cancel`) ends at once, dead-lettered
+	// with ReasonCancelled (cancelled), instead of closing as Canceled with
+	// its row still in flight; a wait for the endpoint ends with the
+	// cancellation too (awaitEndpoint).
+	versionCancel = 8
 )
 
 // DeliveryVersion is the version of the Delivery workflow's code that
 // deliveries start with now; the starter puts it in DeliveryInput.Version.
-const DeliveryVersion = versionQuietStart
+const DeliveryVersion = versionCancel
 
 type delivery struct {
 	retries
@@ -126,6 +137,8 @@ type delivery struct {
 	// quietStart is true from versionQuietStart on: the delivery started
 	// with no search attributes, and its first upsert sets its identity.
 	quietStart bool
+	// cancellable is true from versionCancel on.
+	cancellable bool
 }
 
 // attempt runs the Deliver activity once: the first attempt as a local

@@ -64,6 +64,10 @@ type DeliverResult struct {
 	// Finished is true when the activity recorded the delivery as
 	// delivered (FinishDelivered): the workflow then runs no Finish.
 	Finished bool
+	// Ended is the delivery's final status when it had ended before the
+	// attempt (a reset or replayed workflow, an operator's action): no
+	// request was made, and the workflow ends with it.
+	Ended policies.Status `json:",omitempty"`
 }
 
 // StatusInput is the input of SetStatus.
