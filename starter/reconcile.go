@@ -43,7 +43,7 @@ type walk struct {
 
 // next returns the cursor to read from, and moves it past ds, back to the
 // start after a short read (the end).
-func (w *walk) next(read func(store.InFlightCursor) ([]store.Delivery, error)) ([]store.Delivery, error) {
+func (w *walk) next(read func(store.InFlightCursor) ([]store.InFlight, error)) ([]store.InFlight, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ds, err := read(w.cursor)
@@ -66,9 +66,10 @@ func (w *walk) next(read func(store.InFlightCursor) ([]store.Delivery, error)) (
 // whose workflow is gone (deleted, past the namespace's retention, lost
 // with the server's state) has it started again under its id. A delivery
 // of an ordered subscription not started yet has its Sequencer woken if
-// that is not running.
+// that is not running. A delivery of an Event Grid batch is reconciled with
+// the batch's workflow.
 func (s *Starter) Reconcile(ctx context.Context, age time.Duration) error {
-	ds, err := s.walk.next(func(c store.InFlightCursor) ([]store.Delivery, error) {
+	ds, err := s.walk.next(func(c store.InFlightCursor) ([]store.InFlight, error) {
 		return s.Store.InFlightDeliveries(ctx, c, age, reconcileLimit)
 	})
 	errs := []error{err}
@@ -79,15 +80,22 @@ func (s *Starter) Reconcile(ctx context.Context, age time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// reconcileOne reconciles one delivery in flight with its workflow.
-func (s *Starter) reconcileOne(ctx context.Context, d store.Delivery, subs map[string]store.Subscription) error {
-	desc, err := s.Temporal.DescribeWorkflowExecution(ctx, d.WorkflowID, "")
+// reconcileOne reconciles one delivery in flight with its workflow, or
+// its batch's: a batch whose workflow is gone is recoverBatches' concern.
+func (s *Starter) reconcileOne(ctx context.Context, d store.InFlight, subs map[string]store.Subscription) error {
+	id := d.WorkflowID
+	if d.BatchID != "" {
+		id = workflows.BatchWorkflowID(d.BatchID)
+	}
+	desc, err := s.Temporal.DescribeWorkflowExecution(ctx, id, "")
 	var gone *serviceerror.NotFound
 	switch {
+	case errors.As(err, &gone) && d.BatchID != "":
+		return nil
 	case errors.As(err, &gone) && d.Seq != nil:
-		return s.wakeIdleSequencer(ctx, d, subs)
+		return s.wakeIdleSequencer(ctx, d.Delivery, subs)
 	case errors.As(err, &gone):
-		return s.restart(ctx, d, subs)
+		return s.restart(ctx, d.Delivery, subs)
 	case err != nil:
 		return fmt.Errorf("starter: reconcile %s: %w", d.ID, err)
 	}

@@ -21,18 +21,24 @@ type InFlightCursor struct {
 	ID        string
 }
 
+// InFlight is a delivery in flight, and its Event Grid batch if it is in
+// one ("" otherwise): the batch's workflow, not the delivery's, runs it.
+type InFlight struct {
+	Delivery
+	BatchID string `db:"batch"`
+}
+
 // InFlightDeliveries returns up to limit deliveries after cursor, in the
-// order they were stored, whose workflow should be running: in flight
-// (pending, retrying, waiting), started, not part of an Event Grid batch (a
-// batch's workflow is the sweeper's other concern), unchanged for longer
-// than age. The deliveries of every account are read through the index of
-// each account's statuses, so that only rows in flight are read.
-func (s *Store) InFlightDeliveries(ctx context.Context, cursor InFlightCursor, age time.Duration, limit int) ([]Delivery, error) {
-	ds := []Delivery{}
-	err := s.db.SelectContext(ctx, &ds, `SELECT `+deliveryCols+` FROM deliveries
+// order they were stored, whose workflow (or batch's workflow) should be
+// running: in flight (pending, retrying, waiting), started, unchanged for
+// longer than age. The deliveries of every account are read through the
+// index of each account's statuses, so that only rows in flight are read.
+func (s *Store) InFlightDeliveries(ctx context.Context, cursor InFlightCursor, age time.Duration, limit int) ([]InFlight, error) {
+	ds := []InFlight{}
+	err := s.db.SelectContext(ctx, &ds, `SELECT `+deliveryCols+`, COALESCE(batch_id, '') AS batch FROM deliveries
 		WHERE account_id IN (SELECT id FROM accounts) AND status IN `+inFlightSQL+`
 		  AND created_at >= $1 AND (created_at, id) > ($1, $2)
-		  AND started AND batch_id IS NULL AND updated_at < now() - $3 * interval '1 millisecond'
+		  AND started AND updated_at < now() - $3 * interval '1 millisecond'
 		ORDER BY created_at, id LIMIT $4`, cursor.CreatedAt, cursor.ID, age.Milliseconds(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: deliveries in flight: %w", err)

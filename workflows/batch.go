@@ -32,8 +32,22 @@ type BatchInput struct {
 // probe signal (sent to "batch/<batch id>") or the policy's deadline.
 func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
 	b := &batch{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.BatchID)}, in: in}
-	return b.run(b, in.PublishedAt)
+	res, err := b.run(b, in.PublishedAt)
+	if err != nil && ctx.Err() != nil && workflow.GetVersion(ctx, changeBatchCancel, workflow.DefaultVersion, 1) >= 1 {
+		// Cancelled (the Web UI's Cancel): every delivery of the batch
+		// ends as a cancelled Delivery does.
+		b.ctx, _ = workflow.NewDisconnectedContext(ctx)
+		if res, err = b.finish(policies.StatusDeadLettered, ReasonCancelled); err == nil {
+			err = temporal.NewCanceledError(res)
+		}
+	}
+	return res, err
 }
+
+// changeBatchCancel (issue 52) marks the change after which a cancelled
+// Batch ends its deliveries dead-lettered with ReasonCancelled.
+const changeBatchCancel = "batch-cancel"
+
 
 type batch struct {
 	retries
