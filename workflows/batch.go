@@ -48,7 +48,6 @@ func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
 // Batch ends its deliveries dead-lettered with ReasonCancelled.
 const changeBatchCancel = "batch-cancel"
 
-
 type batch struct {
 	retries
 	in BatchInput
