@@ -24,6 +24,8 @@ const (
 	// every 10 s, each of up to 1,200 deliveries in flight is looked at
 	// once a minute.
 	reconcileLimit = 200
+	// reconcileTimeout bounds one sweep's reconciliation.
+	reconcileTimeout = 30 * time.Second
 )
 
 // Final reasons of the deliveries the sweeper ends.
@@ -74,11 +76,21 @@ func (s *Starter) Reconcile(ctx context.Context, age time.Duration) error {
 	})
 	errs := []error{err}
 	subs := map[string]store.Subscription{}
+	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
+	defer cancel()
 	for _, d := range ds {
-		errs = append(errs, s.reconcileOne(ctx, d, subs))
+		err := s.reconcileOne(ctx, d, subs)
+		errs = append(errs, err)
+		if errors.Is(err, errUnreachable) {
+			break // Temporal is down or slow: the next sweep goes on
+		}
 	}
 	return errors.Join(errs...)
 }
+
+// errUnreachable marks a failure to describe a workflow: Temporal may be
+// unreachable, and the sweep stops reconciling rather than wait on each.
+var errUnreachable = errors.New("describe failed")
 
 // reconcileOne reconciles one delivery in flight with its workflow, or
 // its batch's: a batch whose workflow is gone is recoverBatches' concern.
@@ -97,7 +109,7 @@ func (s *Starter) reconcileOne(ctx context.Context, d store.InFlight, subs map[s
 	case errors.As(err, &gone):
 		return s.restart(ctx, d.Delivery, subs)
 	case err != nil:
-		return fmt.Errorf("starter: reconcile %s: %w", d.ID, err)
+		return fmt.Errorf("starter: reconcile %s: %w: %w", d.ID, errUnreachable, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	outcome, reason := closedReason(info.GetStatus())
