@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,4 +257,37 @@ func TestRecordCancelHistory(t *testing.T) {
 	}
 	_ = c.GetWorkflow(ctx, f.delivery.WorkflowID, "").Get(ctx, nil)
 	writeHistory(t, c, f.delivery.WorkflowID, filepath.Join(historiesDir, "v8-custom-cancelled.json"))
+}
+
+// TestCancelSequencer: cancelling a Sequencer (the Web UI's Cancel) stops
+// only it: the delivery it runs goes on and is delivered, and the sweeper
+// wakes the Sequencer again for the delivery left behind it, which is
+// delivered in turn.
+func TestCancelSequencer(t *testing.T) {
+	t.Parallel()
+	c, st := testenv.Client(t), testenv.Store(t)
+	s := startWorkers(t, c, st)
+	var released atomic.Bool
+	ds := publishOrdered(t, c, s, st, func(int) int {
+		if !released.Load() {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	}, 2)
+	waitStatus(t, st, ds[0], policies.StatusRetrying)
+	ctx := context.Background()
+	seq := workflows.SequencerWorkflowID(ds[0].SubscriptionID, *ds[0].OrderingKey)
+	if err := c.CancelWorkflow(ctx, seq, ""); err != nil {
+		t.Fatal(err)
+	}
+	var canceled *temporal.CanceledError
+	if err := c.GetWorkflow(ctx, seq, "").Get(ctx, nil); !errors.As(err, &canceled) {
+		t.Fatalf("sequencer ended with %v, want canceled", err)
+	}
+	released.Store(true)
+	waitStatus(t, st, ds[0], policies.StatusDelivered)
+	if err := s.Reconcile(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, st, ds[1], policies.StatusDelivered)
 }
