@@ -121,9 +121,19 @@ func (b *batcher) run() (BatcherResult, error) {
 		}
 		lingered = false
 		if !b.waitForWork() {
-			return BatcherResult{Batches: b.batches}, nil
+			return BatcherResult{Batches: b.batches}, b.cancelled()
 		}
 	}
+}
+
+// cancelled is the error a Batcher that stops waiting closes with: a
+// cancellation when it was cancelled (from changeDetachedChildren on), so
+// that it closes as Canceled, else none (it was idle).
+func (b *batcher) cancelled() error {
+	if b.detached && b.ctx.Err() != nil {
+		return temporal.NewCanceledError()
+	}
+	return nil
 }
 
 // claim runs the ClaimBatch activity.
