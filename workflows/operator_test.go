@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/hookrelay/hookrelay/metrics"
 	"github.com/hookrelay/hookrelay/policies"
 	"github.com/hookrelay/hookrelay/starter"
 	"github.com/hookrelay/hookrelay/store"
@@ -106,13 +107,39 @@ func TestTerminateReconciled(t *testing.T) {
 	if err := c.TerminateWorkflow(ctx, f.delivery.WorkflowID, "", "receiver retired"); err != nil {
 		t.Fatal(err)
 	}
+	s.Metrics = metrics.New()
 	if err := s.Reconcile(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	checkEndedRedrivable(t, f, starter.ReasonTerminated+" by ")
 	if r := f.reload(t).FinalReason; !strings.HasSuffix(r, ": receiver retired") {
 		t.Errorf("reason %q does not say why", r)
 	}
+	checkEndedRedrivable(t, f, starter.ReasonTerminated+" by ")
+	var raised int
+	if err := st.DB().Get(&raised, `SELECT count(*) FROM events WHERE type = $1 AND subject LIKE '%' || $2`,
+		store.EventDeliveryDeadLettered, f.delivery.ID); err != nil || raised != 1 {
+		t.Errorf("%d operational events (%v), want 1", raised, err)
+	}
+	if got := counted(t, s.Metrics, "hookrelay_reconciled_deliveries_total", "terminated"); got != 1 {
+		t.Errorf("hookrelay_reconciled_deliveries_total{outcome=terminated} = %v, want 1", got)
+	}
+}
+
+// counted is the value of the counter name with the label value label in m.
+func counted(t *testing.T, m *metrics.Metrics, name, label string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			if f.GetName() == name && len(mt.GetLabel()) == 1 && mt.GetLabel()[0].GetValue() == label {
+				return mt.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 // TestDeleteReconciled: `temporal workflow delete` on a retrying delivery:
