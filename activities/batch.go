@@ -46,6 +46,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in workflows.DeliverBatch
 		return workflows.DeliverResult{}, err
 	}
 	t := ts[0]
+	if ended(ts) {
+		return workflows.DeliverResult{Ended: t.Status}, nil
+	}
 	if !policies.MayAttempt(t.EndpointState, in.Probe) {
 		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil
 	}
@@ -111,4 +114,15 @@ func (a *Activities) FinishBatch(ctx context.Context, in workflows.FinishBatchIn
 		}
 	}
 	return out, nil
+}
+
+// ended reports whether every delivery of ts has ended already (a batch's
+// deliveries end together): no request is sent for them.
+func ended(ts []store.Target) bool {
+	for _, t := range ts {
+		if !t.Status.IsFinal() {
+			return false
+		}
+	}
+	return true
 }

@@ -26,7 +26,9 @@ import (
 // Deliver makes one HTTP attempt of a delivery and records it. Failures of
 // the endpoint are results, not errors; an error means hookrelay itself failed.
 // An endpoint that lets the attempt go and has no limits to check gets it
-// with one statement before the request (store.BeginTarget).
+// with one statement before the request (store.BeginTarget), which also
+// reads the delivery's status: an attempt of a delivery that has ended is
+// never sent (DeliverResult.Ended).
 func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
 	if in.MayHandOver {
 		began, ok := a.Shares.take(in.EndpointID)
@@ -40,6 +42,12 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, policies.AttemptStates(in.Probe), in.MayThrottle)
 	if err != nil {
 		return workflows.DeliverResult{}, err
+	}
+	if row == 0 && t.Status.IsFinal() {
+		// Ended already (a reset or replayed workflow, an operator's
+		// action): never sent again.
+		a.Logger.WarnContext(ctx, "attempt_of_ended_delivery", "delivery_id", in.DeliveryID, "status", t.Status)
+		return workflows.DeliverResult{Ended: t.Status}, nil
 	}
 	if row == 0 && !policies.MayAttempt(t.EndpointState, in.Probe) {
 		return workflows.DeliverResult{Skipped: true, EndpointState: t.EndpointState}, nil

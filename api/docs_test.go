@@ -92,7 +92,7 @@ func docMetrics(t *testing.T) map[string]bool {
 // TestDocsListEveryMetric: the metrics table of docs/operations.md names
 // exactly the hookrelay_* metrics a process exports once each has a value:
 // the API's (its requests, the gauges read from PostgreSQL) and the
-// worker's (attempts, deliveries, dead letters, sweeper, retention).
+// worker's (attempts, deliveries, dead letters, sweeper, reconciliation, retention).
 func TestDocsListEveryMetric(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
@@ -103,6 +103,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 	m.Attempt(true, "", time.Second, true, time.Second)
 	m.SweeperStarted(1)
 	m.DeadLetterBlob("written")
+	m.Reconciled("terminated")
 	m.Pruned("events", 1)
 	e := New(&Server{Metrics: m, Logger: testenv.Logger()})
 	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))

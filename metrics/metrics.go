@@ -34,6 +34,7 @@ type Metrics struct {
 	firstAttemptLag    prometheus.Histogram
 	publishToDelivered prometheus.Histogram
 	sweeperStarts      prometheus.Counter
+	reconciled         *prometheus.CounterVec
 	pruned             *prometheus.CounterVec
 	registerErrors     prometheus.Counter
 }
@@ -67,6 +68,8 @@ func New() *Metrics {
 		publishToDelivered: f(prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "publish_to_delivered_seconds",
 			Help: "From a delivery's creation to its being delivered.", Buckets: latencyBuckets})).(prometheus.Histogram),
 		sweeperStarts: counter("sweeper_starts_total", "Deliveries the sweeper started (their first start had failed or was lost)."),
+		reconciled: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "reconciled_deliveries_total",
+			Help: "Deliveries in flight whose workflow the sweeper found closed or gone, by what it did (outcome)."}, []string{"outcome"})).(*prometheus.CounterVec),
 		pruned: f(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "pruned_rows_total",
 			Help: "Rows retention deleted, by table."}, []string{"table"})).(*prometheus.CounterVec),
 		registerErrors: counter("temporal_metric_errors_total", "Temporal SDK metrics that could not be registered (a clash of names)."),
@@ -140,6 +143,15 @@ func (m *Metrics) DeadLetterBlob(outcome string) {
 func (m *Metrics) SweeperStarted(n int) {
 	if m != nil {
 		m.sweeperStarts.Add(float64(n))
+	}
+}
+
+// Reconciled counts one delivery the sweeper reconciled with its workflow:
+// outcome is terminated, cancelled, timed_out, failed (ended), restarted,
+// or start_failed (ended after its starts failed).
+func (m *Metrics) Reconciled(outcome string) {
+	if m != nil {
+		m.reconciled.WithLabelValues(outcome).Inc()
 	}
 }
 

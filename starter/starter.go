@@ -38,6 +38,9 @@ type Starter struct {
 	Queues workflows.Queues
 	// Metrics counts the deliveries the sweeper starts; nil counts nothing.
 	Metrics *metrics.Metrics
+	// walk is where the sweeper's walk through the deliveries in flight
+	// stands (reconcile).
+	walk walk
 }
 
 // PolicyOf resolves a subscription's policy with its overrides.
@@ -62,24 +65,28 @@ func (s *Starter) Start(ctx context.Context, ds []store.Delivery) error {
 
 // startUnmarked is Start but for recording the deliveries started: it
 // returns their ids for the caller to record (MarkStarted), at once or
-// later (Queue). Failed starts are recorded (StartFailed).
+// later (Queue). Failed starts are recorded (startFailed).
 func (s *Starter) startUnmarked(ctx context.Context, ds []store.Delivery) ([]string, error) {
 	subs := map[string]store.Subscription{}
 	ds, egErr := s.routeEventGrid(ctx, ds, subs)
 	ds, started, failed, seqErr := s.routeOrdered(ctx, ds, subs)
 	errs := []error{egErr, seqErr}
+	why := map[string]error{}
+	for _, id := range failed {
+		why[id] = seqErr
+	}
 	for _, d := range ds {
 		if d.Started {
 			continue
 		}
 		if err := s.startOne(ctx, d, subs); err != nil {
 			errs = append(errs, err)
-			failed = append(failed, d.ID)
+			failed, why[d.ID] = append(failed, d.ID), err
 			continue
 		}
 		started = append(started, d.ID)
 	}
-	errs = append(errs, s.Store.StartFailed(ctx, failed))
+	errs = append(errs, s.startFailed(ctx, failed, why))
 	return started, errors.Join(errs...)
 }
 

@@ -21,9 +21,11 @@ const DefaultBatchGrace = 2 * time.Minute
 // subscriptions awaiting their handshake that can no longer be delivered,
 // wakes the Batcher of every batching subscription with unstarted
 // deliveries, starts the other deliveries never started (up to 500, those
-// whose start failed put off), starts the Batch workflow of any batch
-// left without one, and settles the attempts a stopped worker left open
-// (SettleOpen). Only deliveries and batches older than grace count.
+// whose start failed put off; those whose start failed too often end),
+// starts the Batch workflow of any batch left without one, settles the
+// attempts a stopped worker left open (SettleOpen), and reconciles the
+// deliveries in flight whose workflow is closed or gone (Reconcile). Only
+// deliveries and batches older than grace count.
 func (s *Starter) SweepOnce(ctx context.Context, grace time.Duration) error {
 	errs := []error{s.sweepAwaiting(ctx, grace), s.wakeBatchers(ctx, grace)}
 	ds, err := s.Store.UnstartedDeliveries(ctx, grace, 500)
@@ -33,7 +35,7 @@ func (s *Starter) SweepOnce(ctx context.Context, grace time.Duration) error {
 			s.Metrics.SweeperStarted(len(ds))
 		}
 	}
-	errs = append(errs, err, s.recoverBatches(ctx), s.SettleOpen(ctx, SettleAge))
+	errs = append(errs, err, s.recoverBatches(ctx), s.SettleOpen(ctx, SettleAge), s.Reconcile(ctx, grace))
 	return errors.Join(errs...)
 }
 

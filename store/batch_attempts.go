@@ -65,15 +65,27 @@ func (s *Store) BeginAttempts(ctx context.Context, as []Attempt) ([]int64, error
 // workflow, so the delivery is recorded as started too: MarkStarted, which
 // the start queue runs a second after its starts, then finds most of them
 // started and writes no new version of their rows.
+//
+// The row is numbered $2, the workflow's count, unless the delivery has an
+// attempt numbered $2 or later with an outcome already: its workflow was
+// reset to an earlier point (the Web UI's Reset) or started again, and
+// counts from zero again. The row then follows the delivery's last one, so
+// that its attempts stay numbered in the order they were made (num). A
+// row a crash cut off (open, or closed as unknown) is tried again under
+// its number instead (try).
 const (
 	openSQL = closeOpenSQL + `,
-		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, $2 + 1), started = true,
+		num AS (SELECT i.delivery_id, CASE WHEN EXISTS (SELECT 1 FROM attempts a
+				WHERE a.delivery_id = i.delivery_id AND a.attempt >= $2 AND a.error_kind NOT IN ($5, $6))
+			THEN (SELECT max(a.attempt) + 1 FROM attempts a WHERE a.delivery_id = i.delivery_id) ELSE $2 END AS attempt
+			FROM input i),
+		counted AS (UPDATE deliveries d SET attempts = GREATEST(d.attempts, n.attempt + 1), started = true,
 			updated_at = now()
-			FROM input i WHERE d.id = i.delivery_id)`
+			FROM num n WHERE d.id = n.delivery_id)`
 	insertOpenSQL = `INSERT INTO attempts (delivery_id, attempt, try, scheduled_at, started_at, duration_ms, error_kind, success)
-		SELECT i.delivery_id, $2, COALESCE((SELECT max(a.try) + 1 FROM attempts a
-				WHERE a.delivery_id = i.delivery_id AND a.attempt = $2), 0), $3, $4, 0, $5, false
-		FROM input i`
+		SELECT n.delivery_id, n.attempt, COALESCE((SELECT max(a.try) + 1 FROM attempts a
+				WHERE a.delivery_id = n.delivery_id AND a.attempt = n.attempt), 0), $3, $4, 0, $5, false
+		FROM num n`
 )
 
 // closeOpenSQL is openSQL's first step: the rows still open closed.
@@ -184,7 +196,8 @@ var completeSQL = `WITH done AS (UPDATE attempts SET started_at = $2, duration_m
 // request: the open row is written only if the endpoint's state is one of
 // states and, when unlimitedOnly, the endpoint has no limits (Limited).
 // row is then the open row's id, for CompleteAttempts; else it is 0, nothing
-// was written, and the caller goes on from t as after Target. A first
+// was written, and the caller goes on from t as after Target. A delivery
+// that has ended (t.Status final) gets no row. A first
 // attempt that publishing handed over in this process (FirstAttempts)
 // makes no statement: the publish opened its row.
 func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unlimitedOnly bool) (t Target, row int64, err error) {
@@ -215,10 +228,10 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 }
 
 // beginTargetSQL is BeginTarget's statement: the target (t), and, if it may
-// begin (states $8, unlimitedOnly $9), the steps of BeginAttempts for its one
+// begin (states $8, unlimitedOnly $9, and the delivery has not ended), the steps of BeginAttempts for its one
 // delivery.
 var beginTargetSQL = `WITH t AS (SELECT ` + targetCols + `,
-			(p.state = ANY($8) AND (NOT $9 OR (` + unlimitedSQL + `))) AS may_begin
+			(p.state = ANY($8) AND (NOT $9 OR (` + unlimitedSQL + `)) AND d.status NOT IN ` + finalSQL + `) AS may_begin
 		` + targetFrom + ` WHERE d.id = $1),
 	input AS (SELECT delivery_id FROM t WHERE may_begin),
 	` + openSQL + `,

@@ -40,22 +40,6 @@ func (s *Store) DropUnstarted(ctx context.Context, subID, reason string, olderTh
 	return dropUnstarted(ctx, s.db, subID, reason, olderThan)
 }
 
-// StartFailed records that the workflows of these deliveries could not be
-// started: each failure puts the sweeper's next try off further (30 s,
-// doubling, at most an hour).
-func (s *Store) StartFailed(ctx context.Context, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET start_attempts = start_attempts + 1,
-			next_start_at = now() + least(interval '30 seconds' * power(2, least(start_attempts, 10)), interval '1 hour')
-		WHERE id = ANY($1) AND NOT started`, pq.StringArray(ids))
-	if err != nil {
-		return fmt.Errorf("store: record failed starts: %w", err)
-	}
-	return nil
-}
-
 // awaitingSQL matches a subscription (s) awaiting its validation handshake;
 // batchingSQL one batching its output.
 const (

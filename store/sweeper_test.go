@@ -112,7 +112,7 @@ func TestSweepSelection(t *testing.T) {
 	if err != nil || !slices.Equal(ids(ds), []string{failing.ID, fresh.ID}) {
 		t.Fatalf("unstarted %v (%v), want %s %s", ids(ds), err, failing.ID, fresh.ID)
 	}
-	if err := st.StartFailed(ctx, []string{failing.ID}); err != nil {
+	if _, err := st.StartFailed(ctx, []string{failing.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if ds, err := st.UnstartedDeliveries(ctx, 0, 10); err != nil || !slices.Equal(ids(ds), []string{fresh.ID}) {

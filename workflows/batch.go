@@ -38,8 +38,21 @@ type BatchInput struct {
 func Batch(ctx workflow.Context, in BatchInput) (DeliveryResult, error) {
 	b := &batch{retries: retries{ctx: ctx, policy: in.Policy, seed: policies.Seed(in.BatchID)}, in: in,
 		started: workflow.Now(ctx)}
-	return b.run(b, in.PublishedAt)
+	res, err := b.run(b, in.PublishedAt)
+	if err != nil && ctx.Err() != nil && workflow.GetVersion(ctx, changeBatchCancel, workflow.DefaultVersion, 1) >= 1 {
+		// Cancelled (the Web UI's Cancel): every delivery of the batch
+		// ends as a cancelled Delivery does.
+		b.ctx, _ = workflow.NewDisconnectedContext(ctx)
+		if res, err = b.finish(policies.StatusDeadLettered, ReasonCancelled); err == nil {
+			err = temporal.NewCanceledError(res)
+		}
+	}
+	return res, err
 }
+
+// changeBatchCancel (issue 52) marks the change after which a cancelled
+// Batch ends its deliveries dead-lettered with ReasonCancelled.
+const changeBatchCancel = "batch-cancel"
 
 type batch struct {
 	retries
@@ -82,7 +95,7 @@ func (b *batch) waitForEndpoint() (probe bool, ok bool) {
 	if b.setStatus(policies.StatusWaiting, nil) == policies.StateEnabled {
 		return false, true
 	}
-	return awaitEndpoint(b.ctx, deadline)
+	return awaitEndpoint(b.ctx, deadline, false)
 }
 
 func (b *batch) bookkeeping() workflow.Context {

@@ -77,6 +77,7 @@ func BatchStartOptions(q Queues, batchID, subscriptionID string) client.StartWor
 // subscription is deleted; continues as new to bound its history.
 func Batcher(ctx workflow.Context, in BatcherInput) (BatcherResult, error) {
 	b := &batcher{ctx: ctx, in: in, wake: workflow.GetSignalChannel(ctx, SignalWake)}
+	b.detached = workflow.GetVersion(ctx, changeDetachedChildren, workflow.DefaultVersion, 1) >= 1
 	return b.run()
 }
 
@@ -86,6 +87,8 @@ type batcher struct {
 	wake    workflow.ReceiveChannel
 	batches int
 	claimed int // batches claimed this run: numbers the next batch's id
+	// detached is true from changeDetachedChildren on.
+	detached bool
 }
 
 func (b *batcher) run() (BatcherResult, error) {
@@ -118,9 +121,19 @@ func (b *batcher) run() (BatcherResult, error) {
 		}
 		lingered = false
 		if !b.waitForWork() {
-			return BatcherResult{Batches: b.batches}, nil
+			return BatcherResult{Batches: b.batches}, b.cancelled()
 		}
 	}
+}
+
+// cancelled is the error a Batcher that stops waiting closes with: a
+// cancellation when it was cancelled (from changeDetachedChildren on), so
+// that it closes as Canceled, else none (it was idle).
+func (b *batcher) cancelled() error {
+	if b.detached && b.ctx.Err() != nil {
+		return temporal.NewCanceledError()
+	}
+	return nil
 }
 
 // claim runs the ClaimBatch activity.
@@ -151,7 +164,7 @@ func (b *batcher) nextBatchID() string {
 // failure is logged and the batcher goes on: the sweeper starts the Batch
 // workflow of a batch left without one (starter.SweepOnce).
 func (b *batcher) dispatch(res ClaimResult) {
-	ctx := workflow.WithChildOptions(b.ctx, workflow.ChildWorkflowOptions{
+	ctx := workflow.WithChildOptions(detach(b.ctx, b.detached), workflow.ChildWorkflowOptions{
 		WorkflowID:            BatchWorkflowID(res.BatchID),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,

@@ -70,7 +70,12 @@ func Delivery(ctx workflow.Context, in DeliveryInput) (DeliveryResult, error) {
 		d.late = workflow.GetSignalChannel(ctx, SignalLateAnswer)
 	}
 	d.pr.FromPublication = v >= versionFromPublication
-	return d.run(d, in.PublishedAt)
+	d.cancellable = v >= versionCancel
+	res, err := d.run(d, in.PublishedAt)
+	if d.cancellable && err != nil && ctx.Err() != nil {
+		return d.cancelled(ctx)
+	}
+	return res, err
 }
 
 // changeLocalBookkeeping marks the changes that made a delivery cheaper for
@@ -117,11 +122,17 @@ const (
 	// retry of an offset schedule; a retry Retry-After moved later moves the
 	// later slots of an offset schedule with it (policies.Progress.FromPublication).
 	versionFromPublication = 7
+	// versionCancel (issue 52): a delivery whose workflow is cancelled (the
+	// Web UI's Cancel, `temporal workflow cancel`) ends at once, dead-lettered
+	// with ReasonCancelled (cancelled), instead of closing as Canceled with
+	// its row still in flight; a wait for the endpoint ends with the
+	// cancellation too (awaitEndpoint).
+	versionCancel = 8
 )
 
 // DeliveryVersion is the version of the Delivery workflow's code that
 // deliveries start with now; the starter puts it in DeliveryInput.Version.
-const DeliveryVersion = versionFromPublication
+const DeliveryVersion = versionCancel
 
 type delivery struct {
 	retries
@@ -144,6 +155,8 @@ type delivery struct {
 	quietStart bool
 	// fairShares is true from versionFairShares on.
 	fairShares bool
+	// cancellable is true from versionCancel on.
+	cancellable bool
 }
 
 // attempt runs the Deliver activity once: the first attempt as a local

@@ -92,6 +92,10 @@ type DeliverResult struct {
 	// share of local first attempts was used up (only when MayHandOver):
 	// not an attempt; the workflow makes it as a regular activity.
 	HandedOver bool
+	// Ended is the delivery's final status when it had ended before the
+	// attempt (a reset or replayed workflow, an operator's action): no
+	// request was made, and the workflow ends with it.
+	Ended policies.Status `json:",omitempty"`
 }
 
 // StatusInput is the input of SetStatus.

@@ -70,13 +70,14 @@ func (d *delivery) waitForEndpoint() (probe bool, ok bool) {
 	if d.setStatus(policies.StatusWaiting, nil) == policies.StateEnabled {
 		return false, true
 	}
-	return awaitEndpoint(d.ctx, deadline)
+	return awaitEndpoint(d.ctx, deadline, d.cancellable)
 }
 
 // awaitEndpoint blocks until the endpoint workflow sends a release or a
-// probe signal, or the deadline (zero: none) passes. It reports whether the
-// next attempt is a probe, and false ok at the deadline.
-func awaitEndpoint(wctx workflow.Context, deadline time.Time) (probe bool, ok bool) {
+// probe signal, or the deadline (zero: none) passes, or, when cancellable,
+// the workflow is cancelled. It reports whether the next attempt is a
+// probe, and false ok at the deadline or the cancellation.
+func awaitEndpoint(wctx workflow.Context, deadline time.Time, cancellable bool) (probe bool, ok bool) {
 	ctx, cancel := workflow.WithCancel(wctx)
 	defer cancel()
 	sel := workflow.NewSelector(ctx)
@@ -90,6 +91,9 @@ func awaitEndpoint(wctx workflow.Context, deadline time.Time) (probe bool, ok bo
 	})
 	if !deadline.IsZero() {
 		sel.AddFuture(workflow.NewTimer(ctx, deadline.Sub(workflow.Now(ctx))), func(workflow.Future) {})
+	}
+	if cancellable {
+		sel.AddReceive(wctx.Done(), func(workflow.ReceiveChannel, bool) {})
 	}
 	sel.Select(ctx)
 	return probe, ok

@@ -75,6 +75,9 @@ func (r *retries) run(s steps, publishedAt time.Time) (DeliveryResult, error) {
 			res = DeliverResult{ErrorKind: "internal", Error: err.Error()}
 		}
 		r.internalFailures = 0
+		if res.Ended != "" {
+			return r.endedBefore(res), nil
+		}
 		if res.Throttled {
 			if !r.holdBack(res.RetryIn) {
 				return s.finish(r.policy.FinalStatus(), string(r.policy.DeadlineStop()))

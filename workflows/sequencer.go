@@ -94,7 +94,25 @@ func SequencerStartOptions(q Queues, subscriptionID, key string) client.StartWor
 // bound its history.
 func Sequencer(ctx workflow.Context, in SequencerInput) (SequencerResult, error) {
 	s := &sequencer{ctx: ctx, in: in, wake: workflow.GetSignalChannel(ctx, SignalNext)}
+	s.detached = workflow.GetVersion(ctx, changeDetachedChildren, workflow.DefaultVersion, 1) >= 1
 	return s.run()
+}
+
+// changeDetachedChildren (issue 52) marks the change after which cancelling a
+// Sequencer or a Batcher (the Web UI's Cancel) stops only it: the Delivery
+// or Batch children it started are not cancelled with it (detach), and a
+// Sequencer waiting on its child stops waiting. Runs started before replay
+// as they ran.
+const changeDetachedChildren = "detached-children"
+
+// detach is ctx for starting a child that the parent's cancellation does
+// not reach, when on; ctx itself otherwise.
+func detach(ctx workflow.Context, on bool) workflow.Context {
+	if !on {
+		return ctx
+	}
+	d, _ := workflow.NewDisconnectedContext(ctx)
+	return d
 }
 
 type sequencer struct {
@@ -104,6 +122,8 @@ type sequencer struct {
 	ended int
 	// failedStarts counts the starts in a row that failed.
 	failedStarts int
+	// detached is true from changeDetachedChildren on.
+	detached bool
 }
 
 func (s *sequencer) run() (SequencerResult, error) {
@@ -149,7 +169,7 @@ func (s *sequencer) deliver(n NextResult) {
 		DeliveryID: n.DeliveryID, SubscriptionID: s.in.SubscriptionID, EndpointID: n.EndpointID,
 		EventType: n.EventType, URL: s.in.URL, Policy: s.in.Policy, Version: DeliveryVersion,
 	}
-	ctx := workflow.WithChildOptions(s.ctx, deliveryChildOptions(n.WorkflowID, in))
+	ctx := workflow.WithChildOptions(detach(s.ctx, s.detached), deliveryChildOptions(n.WorkflowID, in))
 	f := workflow.ExecuteChildWorkflow(ctx, Delivery, in)
 	if err := f.GetChildWorkflowExecution().Get(s.ctx, nil); err != nil {
 		s.failedStarts++
@@ -158,12 +178,25 @@ func (s *sequencer) deliver(n NextResult) {
 		return
 	}
 	s.failedStarts = 0
+	if s.detached && !s.awaitChild(f) {
+		return // cancelled: the child goes on; the next run waits for it
+	}
 	var res DeliveryResult
 	if err := f.Get(s.ctx, &res); err != nil {
 		workflow.GetLogger(s.ctx).Warn("sequenced_delivery_failed", "delivery_id", n.DeliveryID, "error", err)
 	}
 	s.in.After = n.Seq
 	s.ended++
+}
+
+// awaitChild waits until the child f ends, false if the Sequencer is
+// cancelled first.
+func (s *sequencer) awaitChild(f workflow.Future) bool {
+	sel := workflow.NewSelector(s.ctx)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddReceive(s.ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(s.ctx)
+	return f.IsReady()
 }
 
 // drain takes every pending wake, keeping the newest URL and policy; it
