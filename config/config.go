@@ -35,7 +35,7 @@ func Variables() []string {
 		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
 		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
-		EnvTemporalUIURL}
+		EnvTemporalUIURL, EnvEncryptionKeys, EnvEncryptionKeysFile}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -90,6 +90,8 @@ type Config struct {
 	TLS TLS
 	// Tracing says whether traces are exported (docs/tracing.md).
 	Tracing Tracing
+	// Encryption is the key ring of the stored secrets.
+	Encryption Encryption
 	// TemporalUIURL is the Temporal Web UI the web console links workflows
 	// to (HOOKRELAY_TEMPORAL_UI_URL); empty links none, but under
 	// `hookrelay dev`, which links its own.
@@ -141,6 +143,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := c.loadTracing(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadEncryption(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

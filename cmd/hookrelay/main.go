@@ -36,6 +36,7 @@ type cli struct {
 	Healthcheck healthcheckCmd `cmd:"" group:"servers" help:"Exit 0 when the API's /readyz (or the worker's /metrics) answers 200."`
 	Policies    policiesCmd    `cmd:"" group:"servers" help:"List the delivery policies, or show one's schedule."`
 	Receive     receiveCmd     `cmd:"" group:"servers" help:"Run a webhook receiver that prints what it gets (for trying hookrelay)."`
+	Secrets     secretsCmd     `cmd:"" group:"servers" help:"Count the stored secrets per encryption key, re-encrypt them under a new key, or make a key."`
 
 	Subscriptions subscriptionsCmd `cmd:"" group:"manage" help:"List, read, create, change and delete subscriptions; rotate their secrets."`
 	Endpoints     endpointsCmd     `cmd:"" group:"manage" help:"Endpoints' health; unfreeze, enable or disable one."`
