@@ -234,9 +234,9 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, keys *secrets.Ring, ev E
 	var matched []struct {
 		Subscription
 		Limits
-		State          string `db:"state"`
-		Queue           bool `db:"queue"`
-		PreviousInForce bool `db:"previous_in_force"`
+		State           string `db:"state"`
+		Queue           bool   `db:"queue"`
+		PreviousInForce bool   `db:"previous_in_force"`
 	}
 	err := sqlx.SelectContext(ctx, q, &matched, `SELECT `+prefixed("s", subscriptionCols)+`, p.state, `+limitCols+`,
 			(NOT s.active OR a.mode = 'queue') AS queue,

@@ -77,7 +77,7 @@ type Subscription struct {
 	SigningPublicKey string `db:"signing_public_key" json:"signing_public_key,omitempty"`
 	// sealedSecrets are its secret and the one a rotation replaced (which
 	// also signs until PreviousSecretExpiresAt) as stored; never shown.
-	sealedSecrets `json:"-"`
+	sealedSecrets           `json:"-"`
 	PreviousSecretExpiresAt *time.Time `db:"previous_secret_expires_at" json:"previous_secret_expires_at,omitempty"`
 	CreatedAt               time.Time  `db:"created_at" json:"created_at"`
 	UpdatedAt               time.Time  `db:"updated_at" json:"updated_at"`
