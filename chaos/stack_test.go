@@ -101,7 +101,8 @@ func (s *stack) env() []string {
 	return append(os.Environ(),
 		"DATABASE_URL="+s.pg.URL, "TEMPORAL_ADDRESS="+s.temporal.Address,
 		"HOOKRELAY_HTTP_ADDR="+s.api[len("http://"):], "HOOKRELAY_INSECURE_NO_AUTH=true",
-		"HOOKRELAY_EGRESS_ALLOW=127.0.0.0/8", "HOOKRELAY_LOG_LEVEL=warn")
+		"HOOKRELAY_EGRESS_ALLOW=127.0.0.0/8", "HOOKRELAY_LOG_LEVEL=warn",
+		"HOOKRELAY_ENCRYPTION_KEYS="+testenv.EncryptionKeys())
 }
 
 // run starts one hookrelay process, its output in dir/name.log.
