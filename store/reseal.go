@@ -75,14 +75,14 @@ func (s *Store) Reseal(ctx context.Context, mode ResealMode) (Resealed, error) {
 		return res, secrets.ErrNoKeys
 	}
 	for _, c := range sealedColumns {
-		var failed []string
+		failed := []string{} // not nil: pq sends nil as NULL, which excludes every row
 		for {
-			n, err := s.resealBatch(ctx, c, mode, &failed)
+			read, n, err := s.resealBatch(ctx, c, mode, &failed)
 			if err != nil {
 				return res, err
 			}
 			res.Rewritten += n
-			if n == 0 {
+			if read == 0 {
 				break
 			}
 		}
@@ -101,9 +101,9 @@ type sealedRow struct {
 }
 
 // resealBatch rewrites one batch of c's rows in mode, but for those failed
-// lists (to which it adds those that do not open). n counts what it read,
-// failures included: 0 ends the pass.
-func (s *Store) resealBatch(ctx context.Context, c sealedColumn, mode ResealMode, failed *[]string) (n int, err error) {
+// lists (to which it adds those that do not open): it read rows, failures
+// included (0 ends the pass), and rewrote n.
+func (s *Store) resealBatch(ctx context.Context, c sealedColumn, mode ResealMode, failed *[]string) (read, n int, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var rows []sealedRow
 		err := tx.SelectContext(ctx, &rows, `SELECT id, `+c.text+` AS text, `+c.key+` AS key_id FROM `+c.table+`
@@ -112,7 +112,7 @@ func (s *Store) resealBatch(ctx context.Context, c sealedColumn, mode ResealMode
 		if err != nil {
 			return fmt.Errorf("store: read %s: %w", c.name(), err)
 		}
-		n = len(rows)
+		read = len(rows)
 		var ids, texts, keys []string
 		for _, r := range rows {
 			out, err := s.rewrite(r, mode)
@@ -130,9 +130,10 @@ func (s *Store) resealBatch(ctx context.Context, c sealedColumn, mode ResealMode
 		if err != nil {
 			return fmt.Errorf("store: rewrite %s: %w", c.name(), err)
 		}
+		n = len(ids)
 		return nil
 	})
-	return n, err
+	return read, n, err
 }
 
 // rewrite is r opened, then sealed under the first key or, to Unseal, in
