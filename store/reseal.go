@@ -54,6 +54,17 @@ func (m ResealMode) where(c sealedColumn) string {
 	}
 }
 
+// lock is how the mode locks the rows it rewrites, never against the key
+// share locks that inserting deliveries takes on their subscription: at
+// start (SealPlain), skipping rows another process is sealing; otherwise
+// waiting for any change of them (a key's rotation) to commit.
+func (m ResealMode) lock() string {
+	if m == SealPlain {
+		return `FOR NO KEY UPDATE SKIP LOCKED`
+	}
+	return `FOR NO KEY UPDATE`
+}
+
 // Resealed is what Reseal did: how many secrets it rewrote, and the
 // columns and rows of those that did not open (never their text).
 type Resealed struct {
@@ -65,9 +76,9 @@ type Resealed struct {
 const ResealBatch = 200
 
 // Reseal rewrites the stored secrets mode says, in transactions of
-// ResealBatch rows, each locking its rows (skipping those another holds,
-// left for its next pass) while the service runs: a process rotating a
-// subscription's key meanwhile waits for, or is waited for by, its batch.
+// ResealBatch rows, each locking its rows (mode.lock) while the service
+// runs: a process rotating a subscription's key meanwhile waits for, or is
+// waited for by, its batch.
 // A secret that does not open is left as it is and reported.
 func (s *Store) Reseal(ctx context.Context, mode ResealMode) (Resealed, error) {
 	var res Resealed
@@ -108,7 +119,7 @@ func (s *Store) resealBatch(ctx context.Context, c sealedColumn, mode ResealMode
 		var rows []sealedRow
 		err := tx.SelectContext(ctx, &rows, `SELECT id, `+c.text+` AS text, `+c.key+` AS key_id FROM `+c.table+`
 			WHERE `+c.text+` <> '' AND `+mode.where(c)+` AND id <> ALL($2)
-			ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED`, s.keys.Primary(), pq.Array(*failed), ResealBatch)
+			ORDER BY id LIMIT $3 `+mode.lock(), s.keys.Primary(), pq.Array(*failed), ResealBatch)
 		if err != nil {
 			return fmt.Errorf("store: read %s: %w", c.name(), err)
 		}
