@@ -62,7 +62,7 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := st.Migrate(ctx); err == nil {
+	if err = st.Migrate(ctx); err == nil {
 		err = a.useKeys(ctx, st)
 	}
 	if err != nil {
