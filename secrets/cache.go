@@ -13,26 +13,29 @@ const cacheSize = 1 << 16
 type cache struct {
 	mu  sync.RWMutex
 	max int
-	m   map[string]string
+	m   map[cacheKey]string
 }
 
-func newCache(max int) *cache { return &cache{max: max, m: map[string]string{}} }
+// cacheKey is the cache's key for a secret s sealed for a row.
+type cacheKey struct {
+	row string
+	s   Sealed
+}
 
-// cacheKey is the cache's key for s sealed for rowID.
-func cacheKey(s Sealed, rowID string) string { return rowID + "\x00" + s.KeyID + "\x00" + s.Text }
+func newCache(max int) *cache { return &cache{max: max, m: map[cacheKey]string{}} }
 
-func (c *cache) get(k string) (string, bool) {
+func (c *cache) get(k cacheKey) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	v, ok := c.m[k]
 	return v, ok
 }
 
-func (c *cache) put(k, v string) {
+func (c *cache) put(k cacheKey, v string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {
-		c.m = map[string]string{}
+		c.m = map[cacheKey]string{}
 	}
 	c.m[k] = v
 }

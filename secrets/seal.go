@@ -32,7 +32,7 @@ func (r *Ring) Open(s Sealed, rowID string) (string, error) {
 	if r == nil || len(r.keys) == 0 {
 		return "", ErrNoKeys
 	}
-	ck := cacheKey(s, rowID)
+	ck := cacheKey{row: rowID, s: s}
 	if plain, ok := r.cache.get(ck); ok {
 		return plain, nil
 	}
