@@ -192,3 +192,36 @@ func assertSecrets(t *testing.T, st *store.Store, subs []store.Subscription) {
 		}
 	}
 }
+
+// TestDowngrade: docs/security.md#downgrading. Undoing migration 00020 is
+// refused while a secret is encrypted; after Unseal it restores the
+// plain-text column default an older hookrelay needs, and upgrading again
+// seals the secrets at start.
+func TestDowngrade(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	ctx := context.Background()
+	sub := subscribe(t, st, "downgrade", store.SchemeHMAC)
+	if err := st.MigrateDownTo(ctx, 19); err == nil || !strings.Contains(err.Error(), "hookrelay secrets decrypt") {
+		t.Fatalf("down with encrypted secrets: %v", err)
+	}
+	if _, err := st.Reseal(ctx, store.Unseal); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MigrateDownTo(ctx, 19); err != nil {
+		t.Fatal(err)
+	}
+	var def string
+	err := st.DB().Get(&def, `SELECT column_default FROM information_schema.columns
+		WHERE table_name = 'subscriptions' AND column_name = 'signing_secret'`)
+	if err != nil || !strings.Contains(def, "whsec_") {
+		t.Fatalf("signing_secret's default after the downgrade: %q (%v)", def, err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := st.Reseal(ctx, store.SealPlain); err != nil || res.Rewritten != 1 {
+		t.Fatalf("seal after the upgrade: %+v, %v", res, err)
+	}
+	assertSecrets(t, st, []store.Subscription{sub})
+}
