@@ -160,7 +160,7 @@ func TestDeliverSigned(t *testing.T) {
 	}))
 	defer rcv.Close()
 	d := deliveryTo(t, st, rcv.URL)
-	sub, err := st.GetSubscription(context.Background(), store.DefaultAccount, d.SubscriptionID)
+	sub, err := st.RevealSubscription(context.Background(), store.DefaultAccount, d.SubscriptionID)
 	if err != nil || !strings.HasPrefix(sub.SigningSecret, "whsec_") || len(sub.SigningSecret) < 60 {
 		t.Fatalf("subscription secret %q (%v)", sub.SigningSecret, err)
 	}

@@ -86,7 +86,7 @@ func TestEd25519SubscriptionAPI(t *testing.T) {
 	if code != http.StatusCreated || sub["signature_scheme"] != "ed25519" || !strings.HasPrefix(pub, "whpk_") || sub["signing_secret"] != nil {
 		t.Fatalf("creation: %d %v", code, sub)
 	}
-	stored, err := st.GetSubscription(context.Background(), store.DefaultAccount, id)
+	stored, err := st.RevealSubscription(context.Background(), store.DefaultAccount, id)
 	if err != nil || !strings.HasPrefix(stored.SigningSecret, "whsk_") {
 		t.Fatalf("stored key %q (%v)", stored.SigningSecret, err)
 	}

@@ -184,7 +184,7 @@ func (s *Server) getSubscription(c echo.Context) error {
 // its own (a POST, so that no cache or log of GETs keeps it); for an Ed25519
 // subscription, its public key.
 func (s *Server) revealSecret(c echo.Context) error {
-	sub, err := s.Store.GetSubscription(c.Request().Context(), account(c), c.Param("id"))
+	sub, err := s.Store.RevealSubscription(c.Request().Context(), account(c), c.Param("id"))
 	if err != nil {
 		return err
 	}

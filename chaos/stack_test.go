@@ -31,6 +31,7 @@ type stack struct {
 	apiProc  *exec.Cmd
 	worker   *exec.Cmd
 	st       *store.Store
+	keys     string // HOOKRELAY_ENCRYPTION_KEYS of the processes started next
 }
 
 func startStack(t *testing.T) *stack {
@@ -46,7 +47,7 @@ func startStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{t: t, dir: dir, bin: filepath.Join(dir, "hookrelay")}
+	s := &stack{t: t, dir: dir, bin: filepath.Join(dir, "hookrelay"), keys: testenv.EncryptionKeys()}
 	t.Cleanup(func() { s.stopAll(); _ = os.RemoveAll(dir) })
 	build := exec.Command("go", "build", "-o", s.bin, "./cmd/hookrelay")
 	build.Dir = root
@@ -101,7 +102,8 @@ func (s *stack) env() []string {
 	return append(os.Environ(),
 		"DATABASE_URL="+s.pg.URL, "TEMPORAL_ADDRESS="+s.temporal.Address,
 		"HOOKRELAY_HTTP_ADDR="+s.api[len("http://"):], "HOOKRELAY_INSECURE_NO_AUTH=true",
-		"HOOKRELAY_EGRESS_ALLOW=127.0.0.0/8", "HOOKRELAY_LOG_LEVEL=warn")
+		"HOOKRELAY_EGRESS_ALLOW=127.0.0.0/8", "HOOKRELAY_LOG_LEVEL=warn",
+		"HOOKRELAY_ENCRYPTION_KEYS="+s.keys)
 }
 
 // run starts one hookrelay process, its output in dir/name.log.

@@ -8,13 +8,16 @@ import (
 	"strings"
 
 	"github.com/hookrelay/hookrelay/devenv"
+	"github.com/hookrelay/hookrelay/secrets"
 )
 
 // Defaults is the stack `make run-cluster` runs: 16 history shards on two
 // history hosts (enough that each holds some), two APIs, two workers, the binaries in bin/, the schema of the go.temporal.io/server
 // version cluster/temporalserver pins. Unless HOOKRELAY_ADMIN_KEY is set, the
 // API runs open (for the README walk-through, on loopback), and deliveries
-// may reach loopback unless HOOKRELAY_EGRESS_ALLOW says otherwise.
+// may reach loopback unless HOOKRELAY_EGRESS_ALLOW says otherwise. Unless a
+// key ring is given (HOOKRELAY_ENCRYPTION_KEYS or _FILE), the stored secrets
+// are sealed with a key kept in dir (encryptionKeyFile).
 func Defaults(dir string) (Config, error) {
 	root, err := devenv.RepoRoot()
 	if err != nil {
@@ -35,7 +38,34 @@ func Defaults(dir string) (Config, error) {
 	if os.Getenv("HOOKRELAY_EGRESS_ALLOW") == "" {
 		cfg.Env = append(cfg.Env, "HOOKRELAY_EGRESS_ALLOW=127.0.0.0/8,::1/128")
 	}
+	if os.Getenv("HOOKRELAY_ENCRYPTION_KEYS") == "" && os.Getenv("HOOKRELAY_ENCRYPTION_KEYS_FILE") == "" {
+		file, err := encryptionKeyFile(abs)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.Env = append(cfg.Env, "HOOKRELAY_ENCRYPTION_KEYS_FILE="+file)
+	}
 	return cfg, nil
+}
+
+// encryptionKeyFile is the file in dir holding the stack's encryption key,
+// made on first use.
+func encryptionKeyFile(dir string) (string, error) {
+	file := filepath.Join(dir, "encryption.key")
+	if _, err := os.Stat(file); err == nil {
+		return file, nil
+	}
+	k, err := secrets.NewKey()
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(file, []byte(k+"\n"), 0o600)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cluster: encryption key: %w", err)
+	}
+	return file, nil
 }
 
 // OpenNote says what the stack leaves open, for its banner.

@@ -16,19 +16,23 @@ const composeFile = "../docker-compose.yml"
 
 // TestComposeFileValidates: docker-compose.yml passes Debian's
 // `docker-compose config` (installed by `make bootstrap`), and refuses to
-// render without an admin key.
+// render without an admin key or an encryption key.
 func TestComposeFileValidates(t *testing.T) {
 	dc := testenv.Tool(t, "docker-compose")
-	check := func(adminKey string) ([]byte, error) {
+	const adminKey, encKey = "0123456789abcdef0123456789abcdef", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	check := func(adminKey, encKey string) ([]byte, error) {
 		cmd := exec.Command(dc, "-f", composeFile, "config", "-q")
-		cmd.Env = append(os.Environ(), "HOOKRELAY_ADMIN_KEY="+adminKey)
+		cmd.Env = append(os.Environ(), "HOOKRELAY_ADMIN_KEY="+adminKey, "HOOKRELAY_ENCRYPTION_KEYS="+encKey)
 		return cmd.CombinedOutput()
 	}
-	if out, err := check("0123456789abcdef0123456789abcdef"); err != nil {
+	if out, err := check(adminKey, encKey); err != nil {
 		t.Fatalf("docker-compose config: %v\n%s", err, out)
 	}
-	if out, err := check(""); err == nil || !strings.Contains(string(out), "HOOKRELAY_ADMIN_KEY") {
+	if out, err := check("", encKey); err == nil || !strings.Contains(string(out), "HOOKRELAY_ADMIN_KEY") {
 		t.Fatalf("without HOOKRELAY_ADMIN_KEY: %v\n%s", err, out)
+	}
+	if out, err := check(adminKey, ""); err == nil || !strings.Contains(string(out), "HOOKRELAY_ENCRYPTION_KEYS") {
+		t.Fatalf("without HOOKRELAY_ENCRYPTION_KEYS: %v\n%s", err, out)
 	}
 }
 

@@ -36,7 +36,7 @@ func Variables() []string {
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
 		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
 		EnvTemporalUIURL, EnvEventGridDeadLetterDelay, EnvAzureStorageConnectionString,
-		EnvAzureStorageConnectionStrings, EnvAzureStorageEntraAccounts}
+		EnvAzureStorageConnectionStrings, EnvAzureStorageEntraAccounts, EnvEncryptionKeys, EnvEncryptionKeysFile}
 }
 
 // Config is every setting hookrelay reads from the environment.
@@ -100,6 +100,8 @@ type Config struct {
 	TLS TLS
 	// Tracing says whether traces are exported (docs/tracing.md).
 	Tracing Tracing
+	// Encryption is the key ring of the stored secrets.
+	Encryption Encryption
 	// TemporalUIURL is the Temporal Web UI the web console links workflows
 	// to (HOOKRELAY_TEMPORAL_UI_URL); empty links none, but under
 	// `hookrelay dev`, which links its own.
@@ -151,6 +153,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := c.loadTracing(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadEncryption(getenv); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -264,3 +264,13 @@ func postmasterPort(dataDir string) (port int, ok bool, err error) {
 	}
 	return port, true, nil
 }
+
+// PGTool is the path of a PostgreSQL program (pg_dump, psql) beside the
+// server programs StartPostgres runs, of the same version.
+func PGTool(name string) (string, error) {
+	dir, err := findPGBinDir("")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}

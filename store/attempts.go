@@ -29,10 +29,12 @@ type Target struct {
 	URL              string          `db:"url"`
 	EndpointID       string          `db:"endpoint_id"`
 	EndpointState    string          `db:"state"`
-	SigningSecret    string          `db:"signing_secret"`
-	// PreviousSigningSecret is the secret a rotation replaced while its
-	// overlap lasts (by the database's clock, which set its end), else "".
-	PreviousSigningSecret string `db:"previous_signing_secret"`
+	// SigningSecret signs the attempt, opened from sealedSecrets by the
+	// store; PreviousSigningSecret is the secret a rotation replaced while
+	// its overlap lasts (by the database's clock, which set its end), else "".
+	SigningSecret         string `db:"-"`
+	PreviousSigningSecret string `db:"-"`
+	sealedSecrets
 	// Event Grid and CloudEvents fields (migration 00004).
 	DataVersion     string  `db:"data_version"`
 	Source          string  `db:"source"`
@@ -66,20 +68,30 @@ func (s *Store) Target(ctx context.Context, deliveryID string) (Target, error) {
 	if err != nil {
 		return Target{}, notFound(err, "delivery", deliveryID)
 	}
+	if err := s.openTarget(&t); err != nil {
+		return Target{}, err
+	}
 	return t, nil
 }
 
-// previousSecretSQL is the previous signing secret of the subscription s
-// while its overlap lasts (by the database's clock, which set its end),
-// else the empty string.
-const previousSecretSQL = `CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_signing_secret ELSE '' END`
+// openTarget opens t's signing secrets.
+func (s *Store) openTarget(t *Target) (err error) {
+	t.SigningSecret, t.PreviousSigningSecret, err = openSecrets(s.keys, t.SubscriptionID, t.sealedSecrets)
+	return err
+}
+
+// previousInForceSQL says whether the previous signing secret of the
+// subscription s still signs: while its overlap lasts (by the database's
+// clock, which set its end).
+const previousInForceSQL = `COALESCE(s.previous_secret_expires_at > now(), false)`
 
 // targetCols and targetFrom are the columns and joins of a Target.
 const (
 	targetCols = `d.id AS delivery_id, d.status, e.id AS event_id,
 			e.external_id, e.type, e.subject, e.data, e.occurred_at, s.id AS subscription_id,
-			s.account_id, s.name, s.options, s.url, s.signing_secret, p.id AS endpoint_id, p.state,
-			` + previousSecretSQL + ` AS previous_signing_secret,
+			s.account_id, s.name, s.options, s.url, s.signing_secret, s.signing_secret_key, p.id AS endpoint_id, p.state,
+			CASE WHEN ` + previousInForceSQL + ` THEN s.previous_signing_secret ELSE '' END AS previous_signing_secret,
+			CASE WHEN ` + previousInForceSQL + ` THEN s.previous_signing_secret_key ELSE '' END AS previous_signing_secret_key,
 			e.data_version, e.source, e.data_content_type, e.extensions, d.created_at AS delivery_created_at,
 			` + limitCols
 	targetFrom = `FROM deliveries d

@@ -224,6 +224,12 @@ func (s *Store) BeginTarget(ctx context.Context, a Attempt, states []string, unl
 	if out.Row != nil {
 		row = *out.Row
 	}
+	if err := s.openTarget(&out.Target); err != nil {
+		if row != 0 { // opened, and nothing will be sent: deleted by the next open
+			s.unsent.note([]string{a.DeliveryID}, a.StartedAt)
+		}
+		return Target{}, 0, err
+	}
 	return out.Target, row, nil
 }
 

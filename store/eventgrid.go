@@ -37,7 +37,7 @@ func (s *Store) PutSubscriptionByName(ctx context.Context, sub *Subscription) (b
 	if err != nil {
 		return false, err
 	}
-	sub.ID, sub.SigningSecret = existing.ID, existing.SigningSecret
+	sub.ID, sub.sealedSecrets = existing.ID, existing.sealedSecrets
 	return false, s.UpdateSubscription(ctx, sub)
 }
 

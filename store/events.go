@@ -12,6 +12,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/secrets"
 )
 
 // Event is one published event; its body stays here, workflows carry its id.
@@ -94,7 +95,7 @@ type PublishResult struct {
 // first attempt may go at once over to the worker of this process.
 func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 	newEvent(&ev)
-	ds, err := fanOut(ctx, s.prep, ev)
+	ds, err := fanOut(ctx, s.prep, s.keys, ev)
 	reserved := keepFirsts(s.firsts, ev, ds)
 	var res PublishResult
 	if err != nil || !anyOrdered(ds) {
@@ -112,7 +113,7 @@ func (s *Store) Publish(ctx context.Context, ev Event) (PublishResult, error) {
 // publishTx is Publish within tx.
 func publishTx(ctx context.Context, tx *sqlx.Tx, ev Event) (PublishResult, error) {
 	newEvent(&ev)
-	ds, err := fanOut(ctx, tx, ev)
+	ds, err := fanOut(ctx, tx, nil, ev)
 	keepFirsts(nil, ev, ds)
 	if err == nil {
 		err = sequence(ctx, tx, ds)
@@ -227,18 +228,19 @@ func nullTime(t time.Time) *time.Time {
 // subscription order (none inserted yet), each carrying its subscription;
 // those to ordered subscriptions carry ev's ordering key, to be numbered
 // (sequence), and those whose first attempt may go at once (opensAtOnce)
-// the target it would have, for Publish to hand over.
-func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, error) {
+// the target it would have, for Publish to hand over (none when its
+// secrets do not open with keys: its attempt then fails as Target's does).
+func fanOut(ctx context.Context, q sqlx.QueryerContext, keys *secrets.Ring, ev Event) ([]Delivery, error) {
 	var matched []struct {
 		Subscription
 		Limits
-		State          string `db:"state"`
-		Queue          bool   `db:"queue"`
-		PreviousSecret string `db:"previous_secret"`
+		State           string `db:"state"`
+		Queue           bool   `db:"queue"`
+		PreviousInForce bool   `db:"previous_in_force"`
 	}
 	err := sqlx.SelectContext(ctx, q, &matched, `SELECT `+prefixed("s", subscriptionCols)+`, p.state, `+limitCols+`,
 			NOT s.active AS queue, a.mode = 'queue' AS account_queue_mode,
-			`+previousSecretSQL+` AS previous_secret
+			`+previousInForceSQL+` AS previous_in_force
 		FROM subscriptions s JOIN accounts a ON a.id = s.account_id JOIN endpoints p ON p.id = s.endpoint_id
 		WHERE s.account_id = $1 AND s.deleted_at IS NULL
 		  AND (cardinality(s.event_types) = 0 OR $2 = ANY(s.event_types) OR '*' = ANY(s.event_types))
@@ -259,7 +261,9 @@ func fanOut(ctx context.Context, q sqlx.QueryerContext, ev Event) ([]Delivery, e
 			d.OrderingKey = &ev.OrderingKey // numbered by sequence before it is inserted
 		}
 		if opensAtOnce(sub, m.Queue, m.State, m.Limits) {
-			d.first = &firstAttempt{t: subscriptionTarget(sub, m.State, m.Limits, m.PreviousSecret)}
+			if t, ok := subscriptionTarget(keys, sub, m.State, m.Limits, m.PreviousInForce); ok {
+				d.first = &firstAttempt{t: t}
+			}
 		}
 		out = append(out, d)
 	}

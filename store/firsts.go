@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
+	"github.com/hookrelay/hookrelay/secrets"
 )
 
 // Bounds of a FirstAttempts.
@@ -204,14 +205,22 @@ func mayBegin(t Target, states []string, unlimitedOnly bool) bool {
 
 // subscriptionTarget is the part of a Target that a delivery's
 // subscription sub and its endpoint (in state, with limits l) give, with
-// previous, sub's previous signing secret as it signs now
-// (previousSecretSQL).
-func subscriptionTarget(sub Subscription, state string, l Limits, previous string) Target {
+// sub's previous signing secret if it signs now (previousInForceSQL); not
+// ok when sub's secrets do not open with keys.
+func subscriptionTarget(keys *secrets.Ring, sub Subscription, state string, l Limits, previousInForce bool) (Target, bool) {
+	ss := sub.sealedSecrets
+	if !previousInForce {
+		ss.SealedPrevious, ss.PreviousKeyID = "", ""
+	}
+	current, previous, err := openSecrets(keys, sub.ID, ss)
+	if err != nil {
+		return Target{}, false
+	}
 	return Target{
 		SubscriptionID: sub.ID, AccountID: sub.AccountID, SubscriptionName: sub.Name, Options: sub.Options,
-		URL: sub.URL, EndpointID: sub.EndpointID, EndpointState: state, SigningSecret: sub.SigningSecret,
+		URL: sub.URL, EndpointID: sub.EndpointID, EndpointState: state, sealedSecrets: ss, SigningSecret: current,
 		PreviousSigningSecret: previous, Limits: l, Status: policies.StatusPending,
-	}
+	}, true
 }
 
 // reservation is the room a publish reserved: each bytes for every one of

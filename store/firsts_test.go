@@ -134,13 +134,15 @@ func TestFirstAttemptsDroppedAtStop(t *testing.T) {
 	}
 }
 
-// openStore opens a store of the database at url, migrated.
+// openStore opens a store of the database at url, migrated, sealing
+// secrets with testenv's keys.
 func openStore(t *testing.T, url string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
+	st.UseKeys(testenv.Keys())
 	t.Cleanup(func() { _ = st.Close() })
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)

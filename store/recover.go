@@ -73,7 +73,7 @@ func (s *Store) Replay(ctx context.Context, account, externalID string) ([]Deliv
 	if err != nil {
 		return nil, notFound(err, "event", externalID)
 	}
-	ds, err := fanOut(ctx, s.db, ev)
+	ds, err := fanOut(ctx, s.db, s.keys, ev)
 	if err != nil {
 		return nil, err
 	}

@@ -38,45 +38,29 @@ func newEd25519Key() (secret, public string, err error) {
 		PublicKeyPrefix + base64.StdEncoding.EncodeToString(pub), nil
 }
 
-// keySet is the SET clause, with its arguments numbered from $3, that gives a
-// subscription a new key of scheme: an HMAC secret from the column default
-// (migration 00005), an Ed25519 key pair made here.
-func keySet(scheme string) (string, []any, error) {
-	switch scheme {
-	case SchemeHMAC:
-		return `signature_scheme = $3, signing_secret = DEFAULT, signing_public_key = ''`, []any{scheme}, nil
-	case SchemeEd25519:
-		secret, public, err := newEd25519Key()
-		if err != nil {
-			return "", nil, err
-		}
-		return `signature_scheme = $3, signing_secret = $4, signing_public_key = $5`,
-			[]any{scheme, secret, public}, nil
-	default:
-		return "", nil, fmt.Errorf("store: unknown signature scheme %q", scheme)
-	}
-}
-
-// setKey gives sub (fresh from the database, in tx) a new key of scheme and
-// reads it back into sub. With keep, its current secret becomes the
+// setKey gives sub (fresh from the database, in tx) a new key of scheme,
+// sealed (newKey), and reads it back into sub, with the new secret in plain
+// text in sub.SigningSecret. With keep, its current secret becomes the
 // previous one until now + overlap; without, it has none.
-func setKey(ctx context.Context, tx *sqlx.Tx, sub *Subscription, scheme string, keep bool, overlap time.Duration) error {
-	set, args, err := keySet(scheme)
+func (s *Store) setKey(ctx context.Context, tx *sqlx.Tx, sub *Subscription, scheme string, keep bool, overlap time.Duration) error {
+	plain, sealed, public, err := s.newKey(scheme, sub.ID)
 	if err != nil {
 		return err
 	}
-	previous := `previous_signing_secret = '', previous_secret_expires_at = NULL`
+	args := []any{sub.ID, sub.AccountID, scheme, sealed.Text, sealed.KeyID, public}
+	previous := `previous_signing_secret = '', previous_signing_secret_key = '', previous_secret_expires_at = NULL`
 	if keep {
 		args = append(args, overlap.Seconds())
-		previous = fmt.Sprintf(`previous_signing_secret = signing_secret,
-			previous_secret_expires_at = now() + make_interval(secs => $%d::float8)`, len(args)+2)
+		previous = `previous_signing_secret = signing_secret, previous_signing_secret_key = signing_secret_key,
+			previous_secret_expires_at = now() + make_interval(secs => $7::float8)`
 	}
-	err = tx.GetContext(ctx, sub, `UPDATE subscriptions SET `+previous+`, `+set+`, updated_at = now()
-		WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL RETURNING `+subscriptionCols,
-		append([]any{sub.ID, sub.AccountID}, args...)...)
+	err = tx.GetContext(ctx, sub, `UPDATE subscriptions SET `+previous+`, signature_scheme = $3,
+			signing_secret = $4, signing_secret_key = $5, signing_public_key = $6, updated_at = now()
+		WHERE id = $1 AND account_id = $2 AND deleted_at IS NULL RETURNING `+subscriptionCols, args...)
 	if err != nil {
 		return notFound(err, "subscription", sub.ID)
 	}
+	sub.SigningSecret = plain
 	return nil
 }
 
@@ -93,7 +77,7 @@ func (s *Store) RotateSigningKey(ctx context.Context, account, id, scheme string
 				return notFound(err, "subscription", id)
 			}
 		}
-		return setKey(ctx, tx, &sub, scheme, true, overlap)
+		return s.setKey(ctx, tx, &sub, scheme, true, overlap)
 	})
 	return sub, err
 }

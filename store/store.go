@@ -21,6 +21,7 @@ import (
 	_ "github.com/lib/pq" // PostgreSQL driver
 
 	"github.com/hookrelay/hookrelay/migrations"
+	"github.com/hookrelay/hookrelay/secrets"
 )
 
 // DefaultAccount is the account the /v1 API acts as when no credentials are
@@ -47,6 +48,8 @@ type Store struct {
 	// (failed opens, first attempts handed over and not taken), for the
 	// next open of their deliveries, or the workers' loop, to remove.
 	unsent *unsent
+	// keys seal and open stored secrets (UseKeys).
+	keys *secrets.Ring
 }
 
 // Open connects to PostgreSQL at url and checks the connection.
@@ -68,6 +71,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // Migrate applies the schema migrations.
 func (s *Store) Migrate(ctx context.Context) error {
 	return migrations.Up(ctx, s.db.DB)
+}
+
+// MigrateDownTo undoes the schema migrations newer than version.
+func (s *Store) MigrateDownTo(ctx context.Context, version int64) error {
+	return migrations.DownTo(ctx, s.db.DB, version)
 }
 
 // Ping checks that PostgreSQL answers.

@@ -68,14 +68,16 @@ type Subscription struct {
 	Options RawJSON `db:"options" json:"options,omitempty"`
 	// SigningSecret signs every delivery (see activities.Signature): a
 	// whsec_ secret (SchemeHMAC) or a whsk_ private key (SchemeEd25519).
-	SigningSecret string `db:"signing_secret" json:"signing_secret"`
+	// Stored sealed (sealedSecrets), it is here in plain text only where
+	// the store opened it to be shown: creation, rotation, RevealSubscription.
+	SigningSecret string `db:"-" json:"signing_secret"`
 	// SignatureScheme is SchemeHMAC or SchemeEd25519 (store/signing.go).
 	SignatureScheme string `db:"signature_scheme" json:"signature_scheme"`
 	// SigningPublicKey is an Ed25519 subscription's whpk_ public key.
 	SigningPublicKey string `db:"signing_public_key" json:"signing_public_key,omitempty"`
-	// PreviousSigningSecret is the secret a rotation replaced, which also
-	// signs until PreviousSecretExpiresAt; never shown.
-	PreviousSigningSecret   string     `db:"previous_signing_secret" json:"-"`
+	// sealedSecrets are its secret and the one a rotation replaced (which
+	// also signs until PreviousSecretExpiresAt) as stored; never shown.
+	sealedSecrets           `json:"-"`
 	PreviousSecretExpiresAt *time.Time `db:"previous_secret_expires_at" json:"previous_secret_expires_at,omitempty"`
 	CreatedAt               time.Time  `db:"created_at" json:"created_at"`
 	UpdatedAt               time.Time  `db:"updated_at" json:"updated_at"`
@@ -96,19 +98,20 @@ type Subscription struct {
 const accountQueueModeSQL = `(SELECT a.mode = 'queue' FROM accounts a WHERE a.id = s.account_id) AS account_queue_mode`
 
 const subscriptionCols = `id, account_id, endpoint_id, name, url, event_types, policy, signing_secret,
-	signature_scheme, signing_public_key, previous_signing_secret, previous_secret_expires_at,
+	signing_secret_key, signature_scheme, signing_public_key, previous_signing_secret,
+	previous_signing_secret_key, previous_secret_expires_at,
 	retry_policy, active, ordered, options, created_at, updated_at`
 
 // CreateSubscription stores sub, creating its endpoint (one per URL within
 // the account) if needed. It fills in ID, EndpointID, the times and a new
-// signing key of sub.SignatureScheme (SchemeHMAC when empty).
+// signing key of sub.SignatureScheme (SchemeHMAC when empty), stored sealed
+// and in sub.SigningSecret in plain text, to be shown once.
 func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error {
 	if sub.ID == "" {
 		sub.ID = NewID("sub")
 	}
-	scheme := sub.SignatureScheme
-	if scheme == "" {
-		scheme = SchemeHMAC
+	if sub.SignatureScheme == "" {
+		sub.SignatureScheme = SchemeHMAC
 	}
 	if len(sub.RetryPolicy) == 0 {
 		sub.RetryPolicy = RawJSON("{}")
@@ -116,27 +119,29 @@ func (s *Store) CreateSubscription(ctx context.Context, sub *Subscription) error
 	if len(sub.Options) == 0 {
 		sub.Options = RawJSON("{}")
 	}
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+	plain, sealed, public, err := s.newKey(sub.SignatureScheme, sub.ID)
+	if err != nil {
+		return err
+	}
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		epID, err := upsertEndpoint(ctx, tx, sub.AccountID, sub.URL, sub.EndpointRules)
 		if err != nil {
 			return err
 		}
 		sub.EndpointID = epID
 		err = tx.GetContext(ctx, sub, `INSERT INTO subscriptions
-			(id, account_id, endpoint_id, name, url, event_types, policy, retry_policy, active, options, ordered)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			(id, account_id, endpoint_id, name, url, event_types, policy, retry_policy, active, options, ordered,
+			 signature_scheme, signing_secret, signing_secret_key, signing_public_key)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 			RETURNING `+subscriptionCols,
-			sub.ID, sub.AccountID, sub.EndpointID, sub.Name, sub.URL, sub.EventTypes,
-			sub.Policy, sub.RetryPolicy, sub.Active, sub.Options, sub.Ordered)
-		if err := uniqueConflict(err, "subscription"); err != nil {
-			return err
-		}
-		if sub.SignatureScheme == scheme {
-			return nil
-		}
-		// Not the column default's scheme: a new key of its own, no overlap.
-		return setKey(ctx, tx, sub, scheme, false, 0)
+			sub.ID, sub.AccountID, sub.EndpointID, sub.Name, sub.URL, sub.EventTypes, sub.Policy, sub.RetryPolicy,
+			sub.Active, sub.Options, sub.Ordered, sub.SignatureScheme, sealed.Text, sealed.KeyID, public)
+		return uniqueConflict(err, "subscription")
 	})
+	if err == nil {
+		sub.SigningSecret = plain
+	}
+	return err
 }
 
 // UpdateSubscription stores sub's URL, event types, policy, retry policy,

@@ -31,6 +31,7 @@ func OwnPostgres(t *testing.T) (pg *devenv.Postgres, cfg devenv.PostgresConfig, 
 	t.Cleanup(func() { _ = pg.Stop() })
 	st, err = store.Open(ctx, pg.URL)
 	if err == nil {
+		st.UseKeys(Keys())
 		err = st.Migrate(ctx)
 	}
 	if err != nil {

@@ -113,7 +113,7 @@ func sanitize(name string) string {
 }
 
 // Store opens a migrated store on a fresh database, closed when the test
-// ends. The database is a copy of one migrated once per test binary.
+// ends, sealing secrets with Keys(). The database is a copy of one migrated once per test binary.
 func Store(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
@@ -121,6 +121,7 @@ func Store(t testing.TB) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st.UseKeys(Keys())
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }

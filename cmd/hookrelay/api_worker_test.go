@@ -112,7 +112,7 @@ func setUpAPI(ctx context.Context, t *testing.T, name string, settings map[strin
 	addr = "127.0.0.1:" + strconv.Itoa(port)
 	ns := fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
 	kv := map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"TEMPORAL_NAMESPACE": ns, "HOOKRELAY_HTTP_ADDR": addr}
+		"TEMPORAL_NAMESPACE": ns, "HOOKRELAY_HTTP_ADDR": addr, "HOOKRELAY_ENCRYPTION_KEYS": testenv.EncryptionKeys()}
 	maps.Copy(kv, settings)
 	var errOut bytes.Buffer
 	if err := run(ctx, []string{"setup", "--create-namespace"}, env(kv), io.Discard, &errOut); err != nil {

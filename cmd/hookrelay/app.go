@@ -59,6 +59,9 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 	if a.cfg.DatabaseURL == "" {
 		return nil, nil, errors.New("DATABASE_URL is not set (use `hookrelay dev` for the embedded default)")
 	}
+	if a.cfg.Encryption.Keys == nil {
+		return nil, nil, errNoEncryptionKey
+	}
 	if err := a.startTracing(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +69,10 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := st.Migrate(ctx); err != nil {
+	if err = st.Migrate(ctx); err == nil {
+		err = a.useKeys(ctx, st)
+	}
+	if err != nil {
 		_ = st.Close()
 		return nil, nil, err
 	}
@@ -96,6 +102,27 @@ func (a *app) migrate(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintln(a.stdout, "migrations applied")
+	if a.cfg.Encryption.Keys != nil {
+		st.UseKeys(a.cfg.Encryption.Keys)
+		return a.sealPlain(ctx, st)
+	}
+	return nil
+}
+
+// migrateDown undoes the migrations newer than version.
+func (a *app) migrateDown(ctx context.Context, version int64) error {
+	if a.cfg.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is not set")
+	}
+	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.MigrateDownTo(ctx, version); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "migrations newer than %d undone\n", version)
 	return nil
 }
 

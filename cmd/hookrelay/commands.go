@@ -37,11 +37,18 @@ type workerCmd struct{}
 // Run runs the workers until the context ends.
 func (workerCmd) Run(e *session) error { return e.withApp((*app).worker) }
 
-// migrateCmd is `hookrelay migrate`.
-type migrateCmd struct{}
+// migrateCmd is `hookrelay migrate [--down-to N]`.
+type migrateCmd struct {
+	DownTo int64 `name:"down-to" help:"Undo the migrations newer than this version instead (a downgrade; docs/security.md#downgrading)." default:"-1"`
+}
 
-// Run applies the migrations.
-func (migrateCmd) Run(e *session) error { return e.withApp((*app).migrate) }
+// Run applies the migrations, or undoes the newer ones.
+func (m *migrateCmd) Run(e *session) error {
+	if m.DownTo >= 0 {
+		return e.withApp(func(a *app, ctx context.Context) error { return a.migrateDown(ctx, m.DownTo) })
+	}
+	return e.withApp((*app).migrate)
+}
 
 // setupCmd is `hookrelay setup`.
 type setupCmd struct {

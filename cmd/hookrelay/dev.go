@@ -34,6 +34,9 @@ func (a *app) dev(ctx context.Context) error {
 		return err
 	}
 	defer stopPG()
+	if err := a.devKeys(dataDir); err != nil {
+		return err
+	}
 	tmp, err := a.startTemporal(ctx, dataDir)
 	if err != nil {
 		return err
@@ -53,6 +56,7 @@ func (a *app) dev(ctx context.Context) error {
 		return err
 	}
 	defer apiStore.Close()
+	apiStore.UseKeys(a.cfg.Encryption.Keys)
 	// The API's publishes hand their first attempts over to this
 	// process's worker (store.FirstAttempts).
 	st.ShareFirstAttempts(a.firsts)

@@ -37,6 +37,7 @@ type cli struct {
 	Policies    policiesCmd    `cmd:"" group:"servers" help:"List the delivery policies, or show one's schedule."`
 	Receive     receiveCmd     `cmd:"" group:"servers" help:"Run a webhook receiver that prints what it gets (for trying hookrelay)."`
 	Versions    versionsCmd    `cmd:"" group:"servers" help:"List the open runs of every workflow type by version (docs/development.md#retiring-workflow-versions)."`
+	Secrets     secretsCmd     `cmd:"" group:"servers" help:"Count the stored secrets per encryption key, re-encrypt them under a new key, or make a key."`
 
 	Subscriptions subscriptionsCmd `cmd:"" group:"manage" help:"List, read, create, change and delete subscriptions; rotate their secrets."`
 	Endpoints     endpointsCmd     `cmd:"" group:"manage" help:"Endpoints' health; unfreeze, enable or disable one."`

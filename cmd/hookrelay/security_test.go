@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"maps"
 	"strings"
 	"testing"
 
@@ -89,5 +91,27 @@ func TestProductionRefusesLoopbackValidationURL(t *testing.T) {
 	}
 	if a.workerOptions(false).LoopbackValidationURL || !a.workerOptions(true).LoopbackValidationURL {
 		t.Fatal("production workers may send a loopback validationUrl, or dev's may not")
+	}
+}
+
+// TestServersRefuseToRunWithoutEncryptionKey: `hookrelay api` and `hookrelay
+// worker` without a key ring stop before connecting to anything, saying
+// which settings give one and how to make a key; a bad key names its
+// setting, never the key.
+func TestServersRefuseToRunWithoutEncryptionKey(t *testing.T) {
+	base := map[string]string{config.EnvAdminKey: strings.Repeat("k", config.MinAdminKeyLength),
+		config.EnvDatabaseURL: "postgres://nobody@127.0.0.1:1/x?sslmode=disable"}
+	for _, cmd := range []string{"api", "worker"} {
+		err := run(context.Background(), []string{cmd}, env(base), io.Discard, io.Discard)
+		if !errors.Is(err, errNoEncryptionKey) || !strings.Contains(err.Error(), config.EnvEncryptionKeys) ||
+			!strings.Contains(err.Error(), config.EnvEncryptionKeysFile) || !strings.Contains(err.Error(), "openssl rand -base64 32") {
+			t.Errorf("%s without a key: %v", cmd, err)
+		}
+	}
+	bad := maps.Clone(base)
+	bad[config.EnvEncryptionKeys] = "c2VjcmV0LWJ1dC1zaG9ydA=="
+	err := run(context.Background(), []string{"api"}, env(bad), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), config.EnvEncryptionKeys) || strings.Contains(err.Error(), bad[config.EnvEncryptionKeys]) {
+		t.Errorf("a short key: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ func TestStartNeedsSetup(t *testing.T) {
 	}
 	defer c.Close()
 	base := map[string]string{"DATABASE_URL": testenv.DatabaseURL(t), "TEMPORAL_ADDRESS": srv.Address,
-		"HOOKRELAY_INSECURE_NO_AUTH": "true"}
+		"HOOKRELAY_INSECURE_NO_AUTH": "true", "HOOKRELAY_ENCRYPTION_KEYS": testenv.EncryptionKeys()}
 	bare := fmt.Sprintf("bare-%d", time.Now().UnixNano())
 	if _, err := c.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
 		Namespace: bare, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)}); err != nil {

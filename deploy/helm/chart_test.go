@@ -17,14 +17,14 @@ import (
 var wantObjects = map[string][]string{
 	"default": {"ConfigMap/hookrelay", "Deployment/hookrelay-api", "Deployment/hookrelay-worker",
 		"PodDisruptionBudget/hookrelay-api", "PodDisruptionBudget/hookrelay-worker", "Secret/hookrelay",
-		"Service/hookrelay-api", "Service/hookrelay-worker", "ServiceAccount/hookrelay",
+		"Secret/hookrelay-encryption", "Service/hookrelay-api", "Service/hookrelay-worker", "ServiceAccount/hookrelay",
 		"hook Job/hookrelay-setup", "hook Secret/hookrelay-setup"},
 	"production": {"ConfigMap/hookrelay", "Deployment/hookrelay-api", "Deployment/hookrelay-worker",
 		"PodDisruptionBudget/hookrelay-api", "PodDisruptionBudget/hookrelay-worker",
 		"PrometheusRule/hookrelay", "Service/hookrelay-api", "Service/hookrelay-worker",
 		"ServiceAccount/hookrelay", "ServiceMonitor/hookrelay", "hook Job/hookrelay-setup"},
 	"cloud": {"ConfigMap/hookrelay", "Deployment/hookrelay-api", "Deployment/hookrelay-worker",
-		"PodDisruptionBudget/hookrelay-worker", "Secret/hookrelay", "Service/hookrelay-api",
+		"PodDisruptionBudget/hookrelay-worker", "Secret/hookrelay", "Secret/hookrelay-encryption", "Service/hookrelay-api",
 		"Service/hookrelay-worker", "ServiceMonitor/hookrelay", "hook Job/hookrelay-setup",
 		"hook Secret/hookrelay-setup"},
 }

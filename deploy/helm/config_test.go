@@ -68,6 +68,7 @@ func TestContainersLoadTheirConfig(t *testing.T) {
 		for _, w := range workloads(r) {
 			c := w.pod.Spec.Containers[0]
 			env := containerEnv(t, r, c)
+			keysFile(t, r, w.pod.Spec, c, env)
 			cfg, err := config.Load(func(k string) string { return env[k] })
 			if err != nil {
 				t.Errorf("values %s: %s: %v", name, w.name, err)
@@ -75,6 +76,9 @@ func TestContainersLoadTheirConfig(t *testing.T) {
 			}
 			if strings.HasSuffix(w.name, "-api") {
 				apiConfigProblems(t, name, r, cfg)
+			}
+			if cfg.Encryption.Keys == nil && !strings.HasSuffix(w.name, "-setup") {
+				t.Errorf("values %s: %s has no encryption key ring", name, w.name)
 			}
 			if name != "default" && cfg.DatabaseURL == "" {
 				t.Errorf("values %s: %s has no DATABASE_URL", name, w.name)
@@ -130,6 +134,9 @@ func TestEveryVariableHasAPlace(t *testing.T) {
 				placed[v] = name + " " + w.name
 			}
 		}
+	}
+	if where := placed[config.EnvEncryptionKeysFile]; where != "" {
+		placed[config.EnvEncryptionKeys] = where + " (as its file)"
 	}
 	for v, where := range placed {
 		if !slices.Contains(known, v) {

@@ -127,7 +127,7 @@ func external(r *rendering, rf ref) bool {
 // userSecrets are the Secrets the values name as the user's own.
 func userSecrets(r *rendering) []string {
 	var names []string
-	for _, path := range []string{"secrets.existingSecret", "temporal.tls.secretName", "api.tls.secretName"} {
+	for _, path := range []string{"secrets.existingSecret", "encryption.existingSecret", "temporal.tls.secretName", "api.tls.secretName"} {
 		if v, _ := r.values.PathValue(path); v != nil {
 			names = append(names, v.(string))
 		}

@@ -44,6 +44,19 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (include "hookrelay.fullname" .) .Values.secrets.existingSecret }}
 {{- end }}
 
+{{/* The Secret holding the encryption key ring. */}}
+{{- define "hookrelay.encryptionSecretName" -}}
+{{- default (printf "%s-encryption" (include "hookrelay.fullname" .)) .Values.encryption.existingSecret }}
+{{- end }}
+
+{{/* Where the encryption key ring is mounted. */}}
+{{- define "hookrelay.encryptionDir" -}}/etc/hookrelay/encryption{{- end }}
+
+{{/* The env entry naming the mounted key ring's file. */}}
+{{- define "hookrelay.encryptionEnv" -}}
+- {name: HOOKRELAY_ENCRYPTION_KEYS_FILE, value: {{ printf "%s/%s" (include "hookrelay.encryptionDir" .) .Values.encryption.key | quote }}}
+{{- end }}
+
 {{/* Where the Temporal TLS files are mounted. */}}
 {{- define "hookrelay.tlsDir" -}}/etc/hookrelay/temporal-tls{{- end }}
 
@@ -57,10 +70,14 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/*
 The Secrets a component mounts, as a YAML list of name, secret and path:
-the Temporal TLS files, and for the API its own certificate.
-(dict "ctx" $ "api" BOOL)
+the encryption key ring (keys: the API and the workers), the Temporal TLS
+files, and for the API its own certificate.
+(dict "ctx" $ "api" BOOL "keys" BOOL)
 */}}
 {{- define "hookrelay.mounts" -}}
+{{- if .keys }}
+- {name: encryption-keys, secret: {{ include "hookrelay.encryptionSecretName" .ctx }}, path: {{ include "hookrelay.encryptionDir" $ }}}
+{{- end }}
 {{- with .ctx.Values.temporal.tls.secretName }}
 - {name: temporal-tls, secret: {{ . }}, path: {{ include "hookrelay.tlsDir" $ }}}
 {{- end }}
