@@ -34,6 +34,11 @@ type DeliveryInput struct {
 	// started with (DeliveryVersion); zero for deliveries started before
 	// it was carried here, which ask workflow.GetVersion instead.
 	Version int
+	// First is the first attempt of an ordered delivery, made by its
+	// Sequencer before it started this workflow (sequencer_attempt.go):
+	// the workflow goes on from its result. Its PublishedAt is then when
+	// that attempt was scheduled, its turn. Nil: the workflow makes it.
+	First *FirstAttempt `json:",omitempty"`
 }
 
 // DeliveryResult is how a Delivery ended.
@@ -139,6 +144,9 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) (DeliverResult, erro
 		Health: d.in.Policy.Health, MayThrottle: true,
 	}
 	var res DeliverResult
+	if first, ok := d.sequencedFirst(); ok {
+		return first.Result, first.err()
+	}
 	fut := d.localAttempt(in)
 	if fut == nil {
 		fut = workflow.ExecuteActivity(ctx, ActivityDeliver, in)

@@ -39,6 +39,11 @@ type DeliverInput struct {
 	// itself when the attempt succeeds (Finished), so that a first-attempt
 	// success takes one bookkeeping step, not two.
 	FinishDelivered bool
+	// RecordNow asks the activity to record the outcome before it returns,
+	// never after (activities.Later): a Sequencer's own first attempt
+	// (sequencer_attempt.go), whose sequence moves on by what PostgreSQL
+	// says.
+	RecordNow bool `json:",omitempty"`
 }
 
 // DeliverResult is what one attempt came to.
