@@ -36,8 +36,9 @@ type DeliveryInput struct {
 	Version int
 	// First is the first attempt of an ordered delivery, made by its
 	// Sequencer before it started this workflow (sequencer_attempt.go):
-	// the workflow goes on from its result. Its PublishedAt is then when
-	// that attempt was scheduled, its turn. Nil: the workflow makes it.
+	// the workflow goes on from its result. PublishedAt is then when that
+	// attempt's request went out, its turn (zero when it made none). Nil:
+	// the workflow makes it.
 	First *FirstAttempt `json:",omitempty"`
 }
 

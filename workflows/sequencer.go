@@ -157,8 +157,8 @@ func (s *sequencer) next() (NextResult, error) {
 
 // deliver runs one delivery's workflow as a child and waits for it to end,
 // however it ends; the sequence then moves past it. first, when set, is
-// the first attempt this sequencer made of it, at scheduled, which the
-// child goes on from. A child that cannot be started (its workflow exists:
+// the first attempt this sequencer made of it, which the child goes on
+// from, its time counting from scheduled (zero: from its start). A child that cannot be started (its workflow exists:
 // one a run of this sequencer started before it was terminated or reset)
 // is looked at again after a back-off: the sequence moves past it once it
 // is no longer under way.

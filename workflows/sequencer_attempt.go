@@ -54,7 +54,8 @@ func (d *delivery) sequencedFirst() (*FirstAttempt, bool) {
 // it, and the sequence moves on in the same workflow task, with no
 // workflow of its own. Any other outcome hands it, with that outcome, to a
 // Delivery child that goes on from there (retries, waiting for its
-// endpoint, dead-lettering) exactly as if it had made that attempt itself;
+// endpoint, dead-lettering) exactly as if it had made that attempt itself,
+// its time counting from that attempt's request if one went out;
 // unless n ended meanwhile (skipped during the attempt), which PostgreSQL
 // is asked again. A delivery some workflow took up already (a retried or
 // waiting one, or one cut off by a crash) gets a child as before.
@@ -80,6 +81,11 @@ func (s *sequencer) attemptFirst(n NextResult) {
 	first := &FirstAttempt{Result: res}
 	if err != nil {
 		first.Error = err.Error()
+	}
+	if err != nil || res.Skipped || res.Throttled {
+		// No request went out: the child's time counts from its own
+		// start, as when it makes the first attempt itself.
+		scheduled = time.Time{}
 	}
 	s.deliver(n, first, scheduled)
 }
