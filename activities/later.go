@@ -62,10 +62,10 @@ func (l *Later) Wait() { l.wg.Wait() }
 // recordLater writes the outcome rec of the attempt in to t in the
 // background, and reports whether it does: only a success that finishes its
 // delivery (FinishDelivered) on one row, on an enabled endpoint, outside a
-// probe, so that nothing the workflow or the endpoint's health needs waits
+// probe and not asked to be recorded now (RecordNow), so that nothing the workflow or the endpoint's health needs waits
 // on it, and only while a slot is free; otherwise it must be written now.
 func (a *Activities) recordLater(t store.Target, in workflows.DeliverInput, rows []int64, rec store.Attempt, finish string) bool {
-	if a.Later == nil || !rec.Success || finish == "" || len(rows) != 1 || in.Probe || t.EndpointState != policies.StateEnabled {
+	if a.Later == nil || in.RecordNow || !rec.Success || finish == "" || len(rows) != 1 || in.Probe || t.EndpointState != policies.StateEnabled {
 		return false
 	}
 	l := a.Later

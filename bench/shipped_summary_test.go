@@ -71,7 +71,7 @@ func (r *shippedRun) details(line func(string, ...any)) {
 	line("fan-out to %d subscriptions: publish answer max %s over %d publications; their %d deliveries p50 / p99 %s / %s after publishing",
 		shippedFanOut, ms(fan.pub[3]), fan.events, fan.receipts, ms(fan.e2e[0]), ms(fan.e2e[2]))
 	line("direct POST limit: %s", r.extra["direct"])
-	line("ordered, one subscription (1, 10, 100 ordering keys): %s", r.extra["ordered"])
+	line("ordered, one subscription (1, 10, 100 ordering keys; history and actions per ordered delivery): %s", r.extra["ordered"])
 	line("overload: %s", r.extra["overload"])
 	for _, sc := range neighbourScenarios {
 		if l, ok := r.extra["neighbour "+sc.name]; ok {
@@ -102,6 +102,27 @@ func (r *shippedRun) targets(line func(string, ...any)) {
 	check("paced", p50.pub[2] <= 20*time.Millisecond, "publish answer p99 <= 20 ms at 50/s: %s", ms(p50.pub[2]))
 	check("overload", over.lost == 0 && over.errors == 0 && over.events > 0, "overload: 0 lost: %d lost, %d errors of %d", over.lost, over.errors, over.events)
 	check("overload", !over.lastReceipt.IsZero(), "overload: drain time stated: %.1fs after publishing ended", over.lastReceipt.Sub(over.sendEnd).Seconds())
+	r.orderedTargets(check)
+}
+
+// orderedTargets prints issue 56's "Done when" lines with this run's
+// figures, through check.
+func (r *shippedRun) orderedTargets(check func(phase string, ok bool, format string, args ...any)) {
+	one, ten, hr := r.results["ordered 1 keys"], r.results["ordered 10 keys"], r.results["hookrelay saturated"]
+	lost := 0
+	for _, o := range shippedOrdered {
+		res := r.results[fmt.Sprintf("ordered %d keys", o.keys)]
+		lost += res.lost + res.errors
+	}
+	check("ordered", one.perSecond >= r.orderedOneKey, "issue 56: one ordering key >= %.0f events/s: %.1f/s", r.orderedOneKey, one.perSecond)
+	ratioPhase := "ordered"
+	if !r.ran["saturated"] {
+		ratioPhase = "saturated" // no unordered rate to compare with
+	}
+	check(ratioPhase, ten.perSecond >= 0.5*hr.perSecond, "issue 56: 10 keys >= 0.5x the unordered rate: %.2fx (%.1f vs %.1f)",
+		ratio(ten.perSecond, hr.perSecond), ten.perSecond, hr.perSecond)
+	check("ordered", lost == 0 && r.disorder == 0, "issue 56: nothing lost, none out of order: %d lost or failed, %d out of order or not delivered",
+		lost, r.disorder)
 }
 
 func ratio(a, b float64) float64 {

@@ -32,18 +32,24 @@ func payload(i int) json.RawMessage {
 
 // publisher publishes events of one type to hookrelay's API; every event is
 // expected once at each of paths on the receiver.
-// With orderingKeys set, the i-th event's ordering key is i modulo it.
+// With orderingKeys set, the i-th event's ordering key is orderingKey(i).
 type publisher struct {
 	api, typ, prefix string
 	paths            []string
 	orderingKeys     int
 }
 
+// orderingKey is the ordering key of the i-th event: the prefix and i
+// modulo orderingKeys, so that each phase's keys are its own.
+func (p publisher) orderingKey(i int) string {
+	return p.prefix + "-" + strconv.Itoa(i%p.orderingKeys)
+}
+
 func (p publisher) send(i int) shot {
 	id := fmt.Sprintf("%s-%d", p.prefix, i)
 	ev := map[string]any{"id": id, "type": p.typ, "data": payload(i)}
 	if p.orderingKeys > 0 {
-		ev["ordering_key"] = strconv.Itoa(i % p.orderingKeys)
+		ev["ordering_key"] = p.orderingKey(i)
 	}
 	body, _ := json.Marshal(ev)
 	s := shot{sent: time.Now()}
@@ -76,17 +82,19 @@ func subscribe(b *testing.B, api, typ, url string) {
 	subscribeJSON(b, api, fmt.Sprintf(`{"url":%q,"event_types":[%q],"policy":"eventgrid"}`, url, typ))
 }
 
-// subscribeJSON creates the subscription body describes.
-func subscribeJSON(b *testing.B, api, body string) {
+// subscribeJSON creates the subscription body describes and returns its id.
+func subscribeJSON(b *testing.B, api, body string) (id string) {
 	resp, err := benchHTTP.Post(api+"/v1/subscriptions", "application/json", bytes.NewBufferString(body))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		msg, _ := io.ReadAll(resp.Body)
+	msg, _ := io.ReadAll(resp.Body)
+	var sub struct{ ID string }
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(msg, &sub) != nil {
 		b.Fatalf("subscribe: %s %s", resp.Status, msg)
 	}
+	return sub.ID
 }
 
 // The baseline: the least a Temporal-based delivery can cost on the same

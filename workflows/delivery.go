@@ -34,6 +34,12 @@ type DeliveryInput struct {
 	// started with (DeliveryVersion); zero for deliveries started before
 	// it was carried here, which ask workflow.GetVersion instead.
 	Version int
+	// First is the first attempt of an ordered delivery, made by its
+	// Sequencer before it started this workflow (sequencer_attempt.go):
+	// the workflow goes on from its result. PublishedAt is then when that
+	// attempt's request went out, its turn (zero when it made none). Nil:
+	// the workflow makes it.
+	First *FirstAttempt `json:",omitempty"`
 }
 
 // DeliveryResult is how a Delivery ended.
@@ -173,6 +179,9 @@ func (d *delivery) attempt(scheduled time.Time, probe bool) (DeliverResult, erro
 		in.LateAnswer = d.in.Policy.LateAnswer
 	}
 	var res DeliverResult
+	if first, ok := d.sequencedFirst(); ok {
+		return first.Result, first.err()
+	}
 	fut := d.localAttempt(in)
 	if fut == nil {
 		fut = workflow.ExecuteActivity(ctx, ActivityDeliver, in)

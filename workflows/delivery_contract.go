@@ -50,6 +50,11 @@ type DeliverInput struct {
 	// success within it records the delivery delivered and signals the
 	// workflow (SignalLateAnswer; docs/policies.md#eventgrid).
 	LateAnswer time.Duration
+	// RecordNow asks the activity to record the outcome before it returns,
+	// never after (activities.Later): a Sequencer's own first attempt
+	// (sequencer_attempt.go), whose sequence moves on by what PostgreSQL
+	// says.
+	RecordNow bool `json:",omitempty"`
 }
 
 // SignalLateAnswer tells a Delivery that a request it had recorded as a

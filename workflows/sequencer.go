@@ -70,6 +70,10 @@ type NextResult struct {
 	EndpointID string
 	EventType  string
 	Seq        int64
+	// Fresh is true when no workflow has taken the delivery up yet: still
+	// pending, never attempted. Its Sequencer makes its first attempt
+	// itself (attemptFirst).
+	Fresh bool `json:",omitempty"`
 }
 
 // SequencerWorkflowID is the id of the Sequencer of a subscription's
@@ -86,15 +90,18 @@ func SequencerStartOptions(q Queues, subscriptionID, key string) client.StartWor
 
 // Sequencer delivers the deliveries of one ordered subscription's ordering
 // key one at a time, in the order of their numbers (docs/ordering.md): it
-// starts each one's Delivery workflow as a child, with the id and options a
-// Delivery starts with, and starts the next only once that child has ended
-// (delivered, dead-lettered, dropped or queued). PostgreSQL says which is
-// next (NextInSequence), so a wake says only "look again". Woken by
-// SignalNext; ends after sequencerIdle without work; continues as new to
-// bound its history.
+// makes each one's first attempt itself and moves on if that delivered it
+// (attemptFirst); otherwise it starts the delivery's Delivery workflow as a
+// child, with the id and options a Delivery starts with, and goes on only
+// once that child has ended (delivered, dead-lettered, dropped or queued).
+// PostgreSQL says which is next (NextInSequence), so a wake says only "look
+// again". Woken by SignalNext; ends after sequencerIdle without work;
+// continues as new to bound its history. Runs from before
+// changeSequencerFirstAttempt start a child for every delivery.
 func Sequencer(ctx workflow.Context, in SequencerInput) (SequencerResult, error) {
 	s := &sequencer{ctx: ctx, in: in, wake: workflow.GetSignalChannel(ctx, SignalNext)}
 	s.detached = workflow.GetVersion(ctx, changeDetachedChildren, workflow.DefaultVersion, 1) >= 1
+	s.firstAttempts = workflow.GetVersion(ctx, changeSequencerFirstAttempt, workflow.DefaultVersion, 1) >= 1
 	return s.run()
 }
 
@@ -124,6 +131,11 @@ type sequencer struct {
 	failedStarts int
 	// detached is true from changeDetachedChildren on.
 	detached bool
+	// firstAttempts is true from changeSequencerFirstAttempt on;
+	// taskAttempts counts the first attempts made in the workflow task
+	// that began at history length taskLength (boundTask).
+	firstAttempts            bool
+	taskLength, taskAttempts int
 }
 
 func (s *sequencer) run() (SequencerResult, error) {
@@ -136,8 +148,12 @@ func (s *sequencer) run() (SequencerResult, error) {
 		if err != nil {
 			return SequencerResult{Ended: s.ended}, err
 		}
-		if next.Found {
-			s.deliver(next)
+		switch {
+		case next.Found && s.firstAttempts:
+			s.attemptFirst(next)
+			continue
+		case next.Found:
+			s.deliver(next, nil, time.Time{})
 			continue
 		}
 		if !s.waitForWork() {
@@ -160,14 +176,19 @@ func (s *sequencer) next() (NextResult, error) {
 }
 
 // deliver runs one delivery's workflow as a child and waits for it to end,
-// however it ends; the sequence then moves past it. A child that cannot be
-// started (its workflow exists: one a run of this sequencer started before
-// it was terminated or reset) is looked at again after a back-off: the
-// sequence moves past it once it is no longer under way.
-func (s *sequencer) deliver(n NextResult) {
+// however it ends; the sequence then moves past it. first, when set, is
+// the first attempt this sequencer made of it, which the child goes on
+// from, its time counting from scheduled (zero: from its start). A child that cannot be started (its workflow exists:
+// one a run of this sequencer started before it was terminated or reset)
+// is looked at again after a back-off: the sequence moves past it once it
+// is no longer under way.
+func (s *sequencer) deliver(n NextResult, first *FirstAttempt, scheduled time.Time) {
 	in := DeliveryInput{
 		DeliveryID: n.DeliveryID, SubscriptionID: s.in.SubscriptionID, EndpointID: n.EndpointID,
 		EventType: n.EventType, URL: s.in.URL, Policy: s.in.Policy, Version: DeliveryVersion,
+	}
+	if first != nil {
+		in.First, in.PublishedAt = first, scheduled
 	}
 	ctx := workflow.WithChildOptions(detach(s.ctx, s.detached), deliveryChildOptions(n.WorkflowID, in))
 	f := workflow.ExecuteChildWorkflow(ctx, Delivery, in)

@@ -22,9 +22,12 @@ import (
 // TestRecordSequencerHistories runs two Sequencers on the real dev server
 // with a real worker, store and receiver, until each ends idle, and writes
 // their histories to testdata/histories for TestReplayRecordedHistories:
-// three deliveries of one key, the first retried once; and two, the first
-// skipped (its Delivery terminated and dead-lettered, as POST
-// /v1/deliveries/{id}/skip does) while it retries. It runs only with
+// three deliveries of one key, the first retried once (by the Delivery
+// child the Sequencer handed it to after its own first attempt failed,
+// whose history is written too); and two, the first skipped (its Delivery
+// terminated and dead-lettered, as POST /v1/deliveries/{id}/skip does)
+// while it retries. The v0- files are those of Sequencers from before
+// changeSequencerFirstAttempt. It runs only with
 // HOOKRELAY_RECORD_HISTORIES=1 (it waits out the Sequencers' idle minute).
 func TestRecordSequencerHistories(t *testing.T) {
 	t.Parallel()
@@ -61,6 +64,7 @@ func TestRecordSequencerHistories(t *testing.T) {
 		}
 		writeHistory(t, c, id, filepath.Join(historiesDir, name+".json"))
 	}
+	writeHistory(t, c, delivered[0].WorkflowID, filepath.Join(historiesDir, "sequencer-delivered-child.json"))
 }
 
 // publishOrdered makes an ordered subscription to a receiver following
