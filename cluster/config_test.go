@@ -160,12 +160,15 @@ func TestTemporalMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dyn map[string][]struct{ Value int }
+	var dyn map[string][]struct{ Value any }
 	if err := yaml.Unmarshal(b, &dyn); err != nil {
 		t.Fatal(err)
 	}
-	if v := dyn["history.hostLevelCacheMaxSize"]; len(v) != 1 || v[0].Value <= 0 || v[0].Value > 4096 {
+	if v := dyn["history.hostLevelCacheMaxSize"]; len(v) != 1 || v[0].Value.(int) <= 0 || v[0].Value.(int) > 4096 {
 		t.Errorf("history.hostLevelCacheMaxSize: %+v, want one value of at most 4,096", v)
+	}
+	if v := dyn["matching.enableFairness"]; len(v) != 1 || v[0].Value != true {
+		t.Errorf("matching.enableFairness: %+v, want true", v)
 	}
 	for _, p := range temporalProcs {
 		if env := c.recipes[p.name].env; !slices.Contains(env, "GOGC=400") {

@@ -1,11 +1,11 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/hookrelay/hookrelay/devenv"
 	"github.com/hookrelay/hookrelay/secrets"
@@ -81,11 +81,20 @@ func OpenNote(cfg Config) string {
 // schemaDir is the PostgreSQL schema folder of the server module the
 // cluster/temporalserver module requires, from the module cache.
 func schemaDir(root string) (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "go.temporal.io/server")
+	// go mod download fetches the module when this machine has not yet
+	// (nothing built the cluster's binaries here), and names its folder.
+	cmd := exec.Command("go", "mod", "download", "-json", "go.temporal.io/server")
 	cmd.Dir = filepath.Join(root, "cluster", "temporalserver")
 	out, err := cmd.Output()
+	var mod struct{ Dir string }
+	if err == nil {
+		err = json.Unmarshal(out, &mod)
+	}
 	if err != nil {
 		return "", fmt.Errorf("cluster: find go.temporal.io/server's schema: %w", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "schema", "postgresql", "v12"), nil
+	if mod.Dir == "" {
+		return "", fmt.Errorf("cluster: find go.temporal.io/server's schema: go mod download said %s", out)
+	}
+	return filepath.Join(mod.Dir, "schema", "postgresql", "v12"), nil
 }

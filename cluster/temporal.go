@@ -131,12 +131,16 @@ dynamicConfigClient:
 // workflow closes in its first task, so the cache filled with closed ones,
 // about 17 kB each, and every garbage collection of a history host had to
 // walk them all (docs/operations.md#temporals-history-hosts-and-their-garbage-collector).
+// Matching serves each task queue's tasks by fairness key in turn
+// (docs/endpoints.md#isolation), as the dev server does.
 const dynamicConfig = `matching.numTaskqueueReadPartitions:
   - value: 1
 matching.numTaskqueueWritePartitions:
   - value: 1
 history.hostLevelCacheMaxSize:
   - value: 1024
+matching.enableFairness:
+  - value: true
 `
 
 // temporalGOGC is the garbage collector's target for the Temporal processes

@@ -63,7 +63,8 @@ func TestComposeGivesPublicURL(t *testing.T) {
 	dc := testenv.Tool(t, "docker-compose")
 	const public = "https://hooks.example.com"
 	cmd := exec.Command(dc, "-f", composeFile, "config")
-	cmd.Env = append(os.Environ(), "HOOKRELAY_ADMIN_KEY=0123456789abcdef0123456789abcdef", config.EnvPublicURL+"="+public)
+	cmd.Env = append(os.Environ(), "HOOKRELAY_ADMIN_KEY=0123456789abcdef0123456789abcdef", config.EnvPublicURL+"="+public,
+		config.EnvEncryptionKeys+"=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker-compose config: %v\n%s", err, out)

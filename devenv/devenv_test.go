@@ -303,6 +303,7 @@ func TestTemporalArgs(t *testing.T) {
 		" --dynamic-config-value matching.numTaskqueueWritePartitions=1" +
 		" --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false" +
 		" --dynamic-config-value history.visibilityProcessorSchedulerWorkerCount=2" +
+		" --dynamic-config-value matching.enableFairness=true" +
 		" --ui-port 8233 --db-filename /data/t.db" +
 		" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal --sqlite-pragma wal_autocheckpoint=10000 --namespace hookrelay" +
 		" --search-attribute Attempts=Int --search-attribute EndpointId=Keyword"

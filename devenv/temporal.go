@@ -200,6 +200,12 @@ const searchAttributeCache = "system.forceSearchAttributesCacheRefreshOnRead=fal
 // (about 5-10% more deliveries a second, the floor's and hookrelay's).
 const visibilityWorkers = "history.visibilityProcessorSchedulerWorkerCount=2"
 
+// fairness has matching serve each task queue's tasks by their fairness key
+// in turn, not first come first served: a Delivery's tasks carry its
+// endpoint (workflows.DeliveryStartOptions), so a burst or a retry storm of
+// one endpoint waits behind itself (docs/endpoints.md#isolation).
+const fairness = "matching.enableFairness=true"
+
 // temporalArgs builds the command line of the dev server.
 func temporalArgs(cfg TemporalConfig) []string {
 	args := []string{"server", "start-dev",
@@ -210,6 +216,7 @@ func temporalArgs(cfg TemporalConfig) []string {
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 		"--dynamic-config-value", searchAttributeCache,
 		"--dynamic-config-value", visibilityWorkers,
+		"--dynamic-config-value", fairness,
 	}
 	if cfg.MetricsPort != 0 {
 		args = append(args, "--metrics-port", strconv.Itoa(cfg.MetricsPort))

@@ -29,6 +29,7 @@ func replayers(t *testing.T, tr *tracing.Tracing) map[string]sdkworker.WorkflowR
 	for _, r := range rs {
 		r.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: "Delivery"})
 		r.RegisterWorkflowWithOptions(workflows.Sequencer, workflow.RegisterOptions{Name: "Sequencer"})
+		r.RegisterWorkflowWithOptions(workflows.DeadLetterBlob, workflow.RegisterOptions{Name: workflows.DeadLetterBlobWorkflowType})
 	}
 	return rs
 }
@@ -59,7 +60,7 @@ func activityKinds(hist *historypb.History) (local, deliver int) {
 	return local, deliver
 }
 
-// TestRecordedHistoriesReplayTraced: the Delivery and Sequencer histories
+// TestRecordedHistoriesReplayTraced: the Delivery, Sequencer and DeadLetterBlob histories
 // recorded in workflows/testdata (untraced) replay by a worker that traces.
 func TestRecordedHistoriesReplayTraced(t *testing.T) {
 	t.Parallel()

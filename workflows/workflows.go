@@ -100,6 +100,10 @@ func DeliveryStartOptions(q Queues, workflowID string, in DeliveryInput) client.
 		TaskQueue:             q.Main,
 		EnableEagerStart:      true,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		// Its tasks, and its activities' (attemptOptions), take their
+		// turn with other endpoints' in Temporal's matching
+		// (docs/endpoints.md#isolation).
+		Priority: temporal.Priority{FairnessKey: in.EndpointID},
 	}
 	if in.Version < versionQuietStart {
 		opts.TypedSearchAttributes = deliveryAttributes(in)
