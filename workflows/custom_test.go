@@ -88,6 +88,7 @@ func TestCustomJitter(t *testing.T) {
 	if !moved {
 		t.Error("no timer carries jitter")
 	}
+	f.reopen(t)
 	if again := f.run(t); !slices.Equal(again.timers, out.timers) {
 		t.Errorf("second run: timers %v, first run %v", again.timers, out.timers)
 	}

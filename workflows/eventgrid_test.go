@@ -67,6 +67,7 @@ func TestEventGridJitterDeterministic(t *testing.T) {
 	if got := f.scheduledOffsets(t); !slices.Equal(got, cumulative(out.timers)) {
 		t.Errorf("scheduled_at offsets = %v, want %v", got, cumulative(out.timers))
 	}
+	f.reopen(t)
 	again := f.run(t)
 	if !slices.Equal(again.timers, out.timers) {
 		t.Errorf("second run of the same delivery: timers %v, first run %v", again.timers, out.timers)

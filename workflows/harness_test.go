@@ -279,6 +279,19 @@ func (f *fixture) checkDeadLetter(t *testing.T, out outcome, w want) {
 	}
 }
 
+// reopen puts the delivery back as it was before its first run (no
+// attempts, no dead letter, pending), so that a second run makes its
+// attempts again: an ended delivery's attempts are never sent.
+func (f *fixture) reopen(t *testing.T) {
+	t.Helper()
+	for _, q := range []string{`DELETE FROM dead_letters WHERE delivery_id = $1`, `DELETE FROM attempts WHERE delivery_id = $1`,
+		`UPDATE deliveries SET status = 'pending', final_reason = '', finished_at = NULL, next_attempt_at = NULL WHERE id = $1`} {
+		if _, err := f.st.DB().ExecContext(context.Background(), q, f.delivery.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // reload reads the delivery row.
 func (f *fixture) reload(t *testing.T) store.Delivery {
 	t.Helper()
