@@ -89,11 +89,17 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 	return st, c, nil
 }
 
-func (a *app) migrate(ctx context.Context) error {
+// openDatabase opens the store of DATABASE_URL for a command of its own
+// (migrate), which needs no Temporal.
+func (a *app) openDatabase(ctx context.Context) (*store.Store, error) {
 	if a.cfg.DatabaseURL == "" {
-		return errors.New("DATABASE_URL is not set")
+		return nil, errors.New("DATABASE_URL is not set")
 	}
-	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	return store.Open(ctx, a.cfg.DatabaseURL)
+}
+
+func (a *app) migrate(ctx context.Context) error {
+	st, err := a.openDatabase(ctx)
 	if err != nil {
 		return err
 	}
@@ -111,10 +117,7 @@ func (a *app) migrate(ctx context.Context) error {
 
 // migrateDown undoes the migrations newer than version.
 func (a *app) migrateDown(ctx context.Context, version int64) error {
-	if a.cfg.DatabaseURL == "" {
-		return errors.New("DATABASE_URL is not set")
-	}
-	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	st, err := a.openDatabase(ctx)
 	if err != nil {
 		return err
 	}
