@@ -105,6 +105,17 @@ func (r *noisyReceiver) counts() (requests, delivered, repeated int, cutMin, cut
 	return requests, len(r.ok), repeated, cutMin, cutMax
 }
 
+// lastDelivered is when the last event was first answered 200.
+func (r *noisyReceiver) lastDelivered() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var last time.Time
+	for _, at := range r.ok {
+		last = later(last, at)
+	}
+	return last
+}
+
 // waitDelivered waits until n events were answered 200 or limit passes, and
 // returns how long it took.
 func (r *noisyReceiver) waitDelivered(n int, limit time.Duration) (time.Duration, bool) {

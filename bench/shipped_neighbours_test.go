@@ -97,7 +97,7 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	rcv.mode.Store(answerAtOnce)
 	drain, ok := rcv.waitDelivered(sc.events-errs, neighbourDrain)
 	r.reportNeighbour(sc, alone, beside, neighbourOther{requests: requests, repeated: repeated, cutMin: cutMin,
-		cutMax: cutMax, published: published, drained: time.Since(began), drainAfter: drain, drainOK: ok, errors: errs})
+		cutMax: cutMax, published: published, drained: rcv.lastDelivered().Sub(began), drainAfter: drain, drainOK: ok, errors: errs})
 }
 
 // neighbourOther is what the other endpoint saw in a scenario.
@@ -120,7 +120,11 @@ func (r *shippedRun) reportNeighbour(sc neighbourScenario, alone, beside phaseRe
 		line += fmt.Sprintf(", requests cut after %.1f-%.1fs", o.cutMin.Seconds(), o.cutMax.Seconds())
 	}
 	if sc.mode == answerAtOnce {
-		line += fmt.Sprintf(", burst drained at %.1f/s", float64(sc.events)/o.drained.Seconds())
+		rate := float64(sc.events) / o.drained.Seconds()
+		line += fmt.Sprintf(", burst drained at %.1f/s", rate)
+		if floor, ok := r.results["floor saturated"]; ok && floor.perSecond > 0 {
+			line += fmt.Sprintf(" (%.2f× the floor's saturated rate)", rate/floor.perSecond)
+		}
 	}
 	line += fmt.Sprintf("; drained %.1fs after it answered at once (all: %v)", o.drainAfter.Seconds(), o.drainOK)
 	r.printf("neighbour %s", line)
