@@ -105,6 +105,15 @@ func (r *noisyReceiver) counts() (requests, delivered, repeated int, cutMin, cut
 	return requests, len(r.ok), repeated, cutMin, cutMax
 }
 
+// waitRequests waits until n requests came or limit passed.
+func (r *noisyReceiver) waitRequests(n int, limit time.Duration) {
+	for start := time.Now(); time.Since(start) < limit; time.Sleep(100 * time.Millisecond) {
+		if requests, _, _, _, _ := r.counts(); requests >= n {
+			return
+		}
+	}
+}
+
 // lastDelivered is when the last event was first answered 200.
 func (r *noisyReceiver) lastDelivered() time.Time {
 	r.mu.Lock()

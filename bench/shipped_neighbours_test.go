@@ -18,7 +18,10 @@ import (
 const (
 	neighbourRate   = 20
 	neighbourPolicy = `"policy":"custom","retry_policy":{"custom":{"kind":"fixed","interval_seconds":5}}`
-	neighbourDrain  = 10 * time.Minute
+	// neighbourWaiting keeps the deliveries of a receiver that is down on
+	// their timers for two minutes after each failure.
+	neighbourWaiting = `"policy":"custom","retry_policy":{"custom":{"kind":"fixed","interval_seconds":120}}`
+	neighbourDrain   = 10 * time.Minute
 )
 
 // neighbourScenario is one way the other endpoint misbehaves: how its
@@ -34,6 +37,8 @@ type neighbourScenario struct {
 	// saturating scenarios are held to the 100 ms line, the others to 2×
 	// alone and 50 ms (issue 51).
 	saturating bool
+	// policy is the subscription's policy JSON; "" is neighbourPolicy.
+	policy string
 }
 
 var neighbourScenarios = []neighbourScenario{
@@ -41,7 +46,7 @@ var neighbourScenarios = []neighbourScenario{
 	{name: "b-never-answers", mode: answerNever, events: 2000},
 	{name: "c-burst-200", mode: answerAtOnce, events: 3000, saturating: true},
 	{name: "d-burst-503", mode: answer503, events: 3000, saturating: true},
-	{name: "e-down-10000", mode: answerDown, events: 10000, publishedBy: true},
+	{name: "e-down-10000", mode: answerDown, events: 10000, publishedBy: true, policy: neighbourWaiting},
 }
 
 // neighbours runs the noisy-neighbour phase.
@@ -69,7 +74,11 @@ func (r *shippedRun) healthy(tag string) phaseResult {
 func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	rcv := newNoisyReceiver(r.b, sc.mode, sc.hold)
 	typ := "nb-" + sc.name
-	subscribeJSON(r.b, r.dev.api, fmt.Sprintf(`{"url":%q,"event_types":[%q],%s}`, rcv.url+"/noisy", typ, neighbourPolicy))
+	policy := sc.policy
+	if policy == "" {
+		policy = neighbourPolicy
+	}
+	subscribeJSON(r.b, r.dev.api, fmt.Sprintf(`{"url":%q,"event_types":[%q],%s}`, rcv.url+"/noisy", typ, policy))
 	p := publisher{api: r.dev.api, typ: typ, prefix: typ, paths: []string{"/noisy"}}
 	var wg sync.WaitGroup
 	var shots []shot
@@ -83,7 +92,7 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	}()
 	if sc.publishedBy {
 		wg.Wait()
-		time.Sleep(5 * time.Second) // every first attempt failed: all on their timers
+		rcv.waitRequests(sc.events, neighbourDrain) // every first attempt failed: all on their timers
 	}
 	beside := r.healthy("beside " + sc.name)
 	wg.Wait()
