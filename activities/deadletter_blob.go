@@ -142,13 +142,9 @@ type blobCreatedData struct {
 func (a *Activities) raiseBlobCreated(ctx context.Context, in workflows.DeadLetterBlobInput, dlID, blobName, url string, size int) error {
 	data, _ := json.Marshal(blobCreatedData{API: "PutBlob", ContentType: "application/json",
 		ContentLength: size, BlobType: "BlockBlob", URL: url})
-	res, err := a.Store.Publish(ctx, store.Event{AccountID: in.AccountID, ExternalID: blobCreatedIDPrefix + dlID,
+	return a.publishOwn(ctx, store.Event{AccountID: in.AccountID, ExternalID: blobCreatedIDPrefix + dlID,
 		Type: BlobCreatedEventType, Subject: "/blobServices/default/containers/" + in.Container + "/blobs/" + blobName,
-		Data: data, Fields: store.EventFields{Source: in.StorageResourceID}})
-	if err != nil || a.StartDeliveries == nil {
-		return err
-	}
-	return a.StartDeliveries(ctx, res.Deliveries)
+		Data: data, Fields: store.EventFields{Source: in.StorageResourceID}}, nil)
 }
 
 // GiveUpDeadLetterBlob records a blob write given up after
@@ -161,18 +157,11 @@ func (a *Activities) GiveUpDeadLetterBlob(ctx context.Context, in workflows.Give
 		"storage_account", in.StorageAccount, "container", in.Container, "error", in.Error)
 	data, _ := json.Marshal(map[string]string{"dead_letter_id": in.DeadLetterID,
 		"storage_account": in.StorageAccount, "container": in.Container, "error": in.Error})
-	res, err := a.Store.Publish(ctx, store.Event{AccountID: in.AccountID, ExternalID: "deadletter-blob-failed-" + in.DeadLetterID,
+	return a.publishOwn(ctx, store.Event{AccountID: in.AccountID, ExternalID: "deadletter-blob-failed-" + in.DeadLetterID,
 		Type: DeadLetterBlobFailedEventType, Subject: "/deadletters/" + in.DeadLetterID, Data: data,
-		Fields: store.EventFields{Source: eventgrid.DefaultSource + "/deadletters", DataVersion: "1"}})
-	if err != nil {
-		return err
-	}
-	if !res.Duplicate {
-		a.Metrics.DeadLetterBlob("given_up")
-		a.Metrics.Operational(DeadLetterBlobFailedEventType)
-	}
-	if a.StartDeliveries == nil {
-		return nil
-	}
-	return a.StartDeliveries(ctx, res.Deliveries)
+		Fields: store.EventFields{Source: eventgrid.DefaultSource + "/deadletters", DataVersion: "1"}},
+		func() {
+			a.Metrics.DeadLetterBlob("given_up")
+			a.Metrics.Operational(DeadLetterBlobFailedEventType)
+		})
 }

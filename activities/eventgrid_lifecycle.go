@@ -215,14 +215,22 @@ func (a *Activities) raiseDeadLettered(ctx context.Context, l store.DeadLetter, 
 		d.SubscriptionName = *sub.Name
 	}
 	data, _ := json.Marshal(d)
-	res, err := a.Store.Publish(ctx, store.Event{AccountID: l.AccountID, ExternalID: "deadletter-" + l.ID,
+	return a.publishOwn(ctx, store.Event{AccountID: l.AccountID, ExternalID: "deadletter-" + l.ID,
 		Type: DeadLetteredEventType, Subject: "/deadletters/" + l.ID, Data: data,
-		Fields: store.EventFields{Source: eventgrid.DefaultSource + "/deadletters", DataVersion: "1"}})
+		Fields: store.EventFields{Source: eventgrid.DefaultSource + "/deadletters", DataVersion: "1"}},
+		func() { a.Metrics.Operational(DeadLetteredEventType) })
+}
+
+// publishOwn publishes an event hookrelay raises itself, runs counted (if
+// set) when it was not published before (its id is derived: once), and
+// starts its deliveries (those it cannot start, the sweeper does).
+func (a *Activities) publishOwn(ctx context.Context, ev store.Event, counted func()) error {
+	res, err := a.Store.Publish(ctx, ev)
 	if err != nil {
 		return err
 	}
-	if !res.Duplicate {
-		a.Metrics.Operational(DeadLetteredEventType)
+	if !res.Duplicate && counted != nil {
+		counted()
 	}
 	if a.StartDeliveries == nil {
 		return nil
