@@ -118,8 +118,8 @@ func (s *Shares) done(endpointID string, began time.Time) {
 	}
 }
 
-// InFlight is how many local first attempts the endpoint has open now.
-func (s *Shares) InFlight(endpointID string) int {
+// inFlight is how many local first attempts the endpoint has open now.
+func (s *Shares) inFlight(endpointID string) int {
 	if s == nil {
 		return 0
 	}

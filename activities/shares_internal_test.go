@@ -25,7 +25,7 @@ func TestShares(t *testing.T) {
 	if !take("c") || take("a") {
 		t.Fatal("after a gave one back: c should take it, then a nothing")
 	}
-	if n := s.InFlight("a"); n != 1 {
+	if n := s.inFlight("a"); n != 1 {
 		t.Fatalf("a in flight %d, want 1", n)
 	}
 	var none *Shares

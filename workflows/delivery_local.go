@@ -25,12 +25,19 @@ func (d *delivery) localAttempt(in DeliverInput) workflow.Future {
 	d.firstDone = true
 	in.FinishDelivered = d.finishInAttempt
 	in.MayHandOver, in.EndpointID = d.fairShares, d.in.EndpointID
-	ctx := workflow.WithLocalActivityOptions(d.ctx, workflow.LocalActivityOptions{
-		ScheduleToCloseTimeout: attemptTimeout(d.in.Policy.Timeout) + localSlotWait,
-		StartToCloseTimeout:    attemptTimeout(d.in.Policy.Timeout),
+	ctx := localAttemptOptions(d.ctx, d.in.Policy.Timeout)
+	return workflow.ExecuteLocalActivity(ctx, ActivityDeliver, in)
+}
+
+// localAttemptOptions are the options of an attempt made as a local
+// activity (a Delivery's first, or a Sequencer's): one execution, bounded by
+// the policy's timeout once it runs, however long it waited for a slot.
+func localAttemptOptions(ctx workflow.Context, timeout time.Duration) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: attemptTimeout(timeout) + localSlotWait,
+		StartToCloseTimeout:    attemptTimeout(timeout),
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	return workflow.ExecuteLocalActivity(ctx, ActivityDeliver, in)
 }
 
 // localSlotWait is how long a local first attempt may wait for a slot in

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -99,10 +98,7 @@ func (s *sequencer) attempt(n NextResult, scheduled time.Time) (DeliverResult, e
 		DeliveryID: n.DeliveryID, ScheduledAt: scheduled, Timeout: p.Timeout, Success: p.SuccessCodes,
 		Health: p.Health, MayThrottle: true, FinishDelivered: true, RecordNow: true,
 	}
-	ctx := workflow.WithLocalActivityOptions(s.ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: attemptTimeout(p.Timeout),
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
+	ctx := localAttemptOptions(s.ctx, p.Timeout)
 	var res DeliverResult
 	err := workflow.ExecuteLocalActivity(ctx, ActivityDeliver, in).Get(ctx, &res)
 	return res, err
