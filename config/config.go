@@ -32,7 +32,7 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvRetriesPerSecond, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
 		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
 		EnvTemporalUIURL, EnvEventGridDeadLetterDelay, EnvAzureStorageConnectionString,
@@ -89,6 +89,11 @@ type Config struct {
 	// worker's own: activities.DefaultLocalPerEndpoint); past it they are
 	// made on the deliveries queue (docs/endpoints.md#isolation).
 	FirstAttemptsPerEndpoint int
+	// RetriesPerSecond bounds the retries a worker process starts per
+	// second (HOOKRELAY_RETRIES_PER_SECOND, default
+	// DefaultRetriesPerSecond); past it they wait their turn on the
+	// retries queue, endpoint by endpoint (docs/endpoints.md#isolation).
+	RetriesPerSecond int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention
 	// EventGrid is the accounts' Event Grid topics and SAS tokens.

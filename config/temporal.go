@@ -19,7 +19,15 @@ const (
 	// EnvFirstAttemptsPerEndpoint bounds one endpoint's first attempts made
 	// at once inside workflow tasks (docs/endpoints.md#isolation).
 	EnvFirstAttemptsPerEndpoint = "HOOKRELAY_FIRST_ATTEMPTS_PER_ENDPOINT"
+	// EnvRetriesPerSecond bounds the retries one worker process starts per
+	// second (docs/endpoints.md#isolation).
+	EnvRetriesPerSecond = "HOOKRELAY_RETRIES_PER_SECOND"
 )
+
+// DefaultRetriesPerSecond is HOOKRELAY_RETRIES_PER_SECOND's default: on a
+// 2-core machine it leaves Temporal's dev server most of its time for first
+// attempts while thousands of deliveries retry (BENCHMARKS.md).
+const DefaultRetriesPerSecond = 20
 
 // Temporal is how hookrelay connects to Temporal beyond its address and
 // namespace: TLS (a private CA, mTLS), an API key (Temporal Cloud).
@@ -60,6 +68,9 @@ func (c *Config) loadTemporal(getenv func(string) string) error {
 	c.WorkerConcurrency = n
 	if c.FirstAttemptsPerEndpoint, err = intVar(getenv, EnvFirstAttemptsPerEndpoint, 0); err != nil {
 		return fmt.Errorf("config: %s: want 1-65535 first attempts at once per endpoint", EnvFirstAttemptsPerEndpoint)
+	}
+	if c.RetriesPerSecond, err = intVar(getenv, EnvRetriesPerSecond, DefaultRetriesPerSecond); err != nil {
+		return fmt.Errorf("config: %s: want 1-65535 retries a second per worker process", EnvRetriesPerSecond)
 	}
 	c.APIWorker = true
 	if v := getenv(EnvAPIWorker); v != "" {

@@ -1,6 +1,9 @@
 package starter
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // fair holds the deliveries waiting to be started, one line per endpoint,
 // and serves the lines in turn: a batch takes the first delivery of each
@@ -14,12 +17,25 @@ type fair struct {
 	turns []string // endpoints with a line, in the order they are served
 	n     int
 	size  int
+	// holders counts, per endpoint, the takers holding a batch with one of
+	// its deliveries (until release); maxHolders bounds it (zero: no
+	// bound), so that one endpoint's burst never holds every taker and a
+	// delivery of another endpoint finds one free.
+	holders    map[string]int
+	maxHolders int
 	// ready holds a token while deliveries may be waiting.
 	ready chan struct{}
 }
 
 func newFair(size int) *fair {
-	return &fair{lines: map[string][]queued{}, size: size, ready: make(chan struct{}, 1)}
+	return &fair{lines: map[string][]queued{}, holders: map[string]int{}, size: size, ready: make(chan struct{}, 1)}
+}
+
+// bound sets maxHolders.
+func (f *fair) bound(maxHolders int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.maxHolders = maxHolders
 }
 
 // put queues it at the end of its endpoint's line, false when size
@@ -40,15 +56,26 @@ func (f *fair) put(it queued) bool {
 	return true
 }
 
-// take removes up to max deliveries, one endpoint's first after another's;
-// none when nothing waits.
+// take removes up to max deliveries, one endpoint's first after another's,
+// skipping the endpoints held by maxHolders takers already; none when
+// nothing waits that may be taken. The taker gives the batch back with
+// release once it is started.
 func (f *fair) take(max int) []queued {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []queued
-	for len(out) < max && len(f.turns) > 0 {
-		key := f.turns[0]
-		f.turns = f.turns[1:]
+	mine := map[string]bool{}
+	for len(out) < max {
+		i := slices.IndexFunc(f.turns, func(key string) bool { return mine[key] || f.free(key) })
+		if i < 0 {
+			break
+		}
+		key := f.turns[i]
+		f.turns = slices.Delete(f.turns, i, i+1)
+		if !mine[key] {
+			mine[key] = true
+			f.holders[key]++
+		}
 		line := f.lines[key]
 		out = append(out, line[0])
 		if len(line) > 1 {
@@ -59,10 +86,39 @@ func (f *fair) take(max int) []queued {
 		}
 	}
 	f.n -= len(out)
-	if f.n > 0 {
+	f.signalIfTakeable()
+	return out
+}
+
+// release gives back a batch taken: its endpoints are held by one taker
+// fewer.
+func (f *fair) release(batch []queued) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	for _, it := range batch {
+		key := it.d.EndpointID
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if f.holders[key]--; f.holders[key] <= 0 {
+			delete(f.holders, key)
+		}
+	}
+	f.signalIfTakeable()
+}
+
+// free reports whether a taker may take a delivery of the endpoint; f.mu
+// is held.
+func (f *fair) free(key string) bool { return f.maxHolders <= 0 || f.holders[key] < f.maxHolders }
+
+// signalIfTakeable signals when a delivery waits that a taker may take;
+// f.mu is held.
+func (f *fair) signalIfTakeable() {
+	if slices.ContainsFunc(f.turns, f.free) {
 		f.signal()
 	}
-	return out
 }
 
 // signal leaves a token in ready, unless one is there; f.mu is held.

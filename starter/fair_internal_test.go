@@ -44,3 +44,38 @@ func TestFairIsBounded(t *testing.T) {
 		t.Fatal("a full queue took a third delivery")
 	}
 }
+
+// TestFairLeavesTakersFree: with maxHolders, an endpoint's deliveries are
+// not taken by more takers at once than that, so a delivery of another
+// endpoint finds a taker free; a release lets the endpoint be taken again.
+func TestFairLeavesTakersFree(t *testing.T) {
+	f := newFair(10)
+	f.bound(1)
+	for _, id := range []string{"a1", "a2", "a3", "b1"} {
+		f.put(queued{d: store.Delivery{ID: id, EndpointID: id[:1]}})
+	}
+	first := f.take(2) // a1, b1: one taker holds both endpoints
+	if len(first) != 2 || first[0].d.ID != "a1" || first[1].d.ID != "b1" {
+		t.Fatalf("first take %v, want a1 b1", ids(first))
+	}
+	if got := f.take(2); len(got) != 0 {
+		t.Fatalf("second taker took %v while a is held by the first", ids(got))
+	}
+	f.release(first)
+	select {
+	case <-f.ready:
+	default:
+		t.Fatal("release left no token though a waits")
+	}
+	if got := f.take(4); len(got) != 2 || got[0].d.ID != "a2" || got[1].d.ID != "a3" {
+		t.Fatalf("after release took %v, want a2 a3", ids(got))
+	}
+}
+
+func ids(qs []queued) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = q.d.ID
+	}
+	return out
+}

@@ -16,8 +16,17 @@ const (
 	// DefaultQueueSize bounds the deliveries waiting to be started.
 	DefaultQueueSize = 20000
 	// queueBatch bounds the deliveries one worker starts in one Start call
-	// (one subscription lookup each, one MarkStarted for all).
-	queueBatch = 32
+	// (one subscription lookup each, one MarkStarted for all). It is small:
+	// a worker starts its batch one delivery after another, and a delivery
+	// of another endpoint, queued meanwhile, waits for a worker to finish
+	// its batch, however fair the order of the take (fair). Under a burst
+	// that saturates Temporal a start takes hundreds of milliseconds, so a
+	// batch of 32 kept other endpoints waiting for seconds (issue 51).
+	queueBatch = 4
+	// freeWorkers are the workers one endpoint's deliveries never hold
+	// all of: a delivery of another endpoint finds one of them free, and
+	// does not wait for a burst's batches to be started (fair.maxHolders).
+	freeWorkers = 2
 	// queueStartTimeout bounds one batch's calls to Temporal and PostgreSQL.
 	queueStartTimeout = time.Minute
 	// lagReportEvery is how often a queue that is behind says so in the log.
@@ -95,6 +104,9 @@ func (q *Queue) Run(ctx context.Context) {
 	if workers <= 0 {
 		workers = DefaultQueueWorkers
 	}
+	if workers > freeWorkers {
+		q.wait.bound(workers - freeWorkers)
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -130,6 +142,7 @@ func (q *Queue) work(ctx context.Context, workers int) {
 			ds[i] = it.d
 		}
 		q.start(ctx, ds)
+		q.wait.release(batch)
 	}
 }
 

@@ -168,7 +168,15 @@ func (s *Starter) terminatedReason(ctx context.Context, info *workflowpb.Workflo
 // end ends a delivery whose workflow will not: dead-lettered (redrivable)
 // with reason, counted, logged and raised as any ending is.
 func (s *Starter) end(ctx context.Context, id, outcome, reason string) error {
-	f, err := s.Store.FinishDelivery(ctx, store.Finish{DeliveryID: id, Status: policies.StatusDeadLettered, Reason: reason})
+	fin := store.Finish{DeliveryID: id, Status: policies.StatusDeadLettered, Reason: reason}
+	as, err := s.Store.Attempts(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(as) > 0 { // the dead letter says how the last request went, as a workflow's would
+		fin.LastStatus, fin.LastError = as[len(as)-1].StatusCode, as[len(as)-1].ErrorMessage
+	}
+	f, err := s.Store.FinishDelivery(ctx, fin)
 	if err != nil || f.Delivery == nil {
 		return err // nil Delivery: it ended meanwhile
 	}

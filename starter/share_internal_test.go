@@ -11,7 +11,7 @@ import (
 // alone once the queue runs dry.
 func TestShare(t *testing.T) {
 	for _, c := range []struct{ waiting, workers, want int }{
-		{1, 16, 1}, {16, 16, 1}, {17, 16, 2}, {100, 16, 7}, {512, 16, 32}, {5000, 16, queueBatch}, {3, 1, 3},
+		{1, 16, 1}, {16, 16, 1}, {17, 16, 2}, {40, 16, 3}, {100, 16, queueBatch}, {5000, 16, queueBatch}, {3, 1, 3},
 	} {
 		if got := share(c.waiting, c.workers); got != c.want {
 			t.Errorf("share(%d waiting, %d workers) = %d, want %d", c.waiting, c.workers, got, c.want)

@@ -33,6 +33,11 @@ type Options struct {
 	// all endpoints together are bounded by half of HTTPConcurrency
 	// (activities.Shares). Zero means activities.DefaultLocalPerEndpoint.
 	FirstAttemptsPerEndpoint int
+	// RetriesPerSecond bounds the retries this process starts per second
+	// (the SDK's WorkerActivitiesPerSecond on the retries queue); the
+	// others wait on the queue, where Temporal's fairness serves the
+	// endpoints in turn. Zero means no bound.
+	RetriesPerSecond int
 	// SweepInterval is how often unstarted deliveries are looked for; zero
 	// turns the sweeper off, and the hourly pruning (Prune).
 	SweepInterval time.Duration
@@ -149,6 +154,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 		DisableWorkflowWorker:              true,
 	}
 	deliveries := sdkworker.New(c, q.Deliveries, httpOpts)
+	httpOpts.WorkerActivitiesPerSecond = float64(opts.RetriesPerSecond)
 	retries := sdkworker.New(c, q.Retries, httpOpts)
 	Register(main, deliveries, retries, acts)
 	ws := []sdkworker.Worker{main, deliveries, retries}

@@ -115,6 +115,9 @@ func TestTerminateReconciled(t *testing.T) {
 		t.Errorf("reason %q does not say why", r)
 	}
 	checkEndedRedrivable(t, f, starter.ReasonTerminated+" by ")
+	if l, err := st.DeadLetterOf(ctx, f.delivery.ID); err != nil || l.LastStatusCode != http.StatusServiceUnavailable {
+		t.Errorf("dead letter's last status %d (%v), want the last attempt's 503", l.LastStatusCode, err)
+	}
 	var raised int
 	if err := st.DB().Get(&raised, `SELECT count(*) FROM events WHERE type = $1 AND subject LIKE '%' || $2`,
 		store.EventDeliveryDeadLettered, f.delivery.ID); err != nil || raised != 1 {

@@ -75,6 +75,7 @@ func (a *app) workerOptions(dev bool) worker.Options {
 	opts := worker.DefaultOptions()
 	opts.HTTPConcurrency = a.cfg.WorkerConcurrency
 	opts.FirstAttemptsPerEndpoint = a.cfg.FirstAttemptsPerEndpoint
+	opts.RetriesPerSecond = a.cfg.RetriesPerSecond
 	opts.EdgeDefaults = a.cfg.EdgeDefaults
 	opts.Egress = a.guard(dev)
 	opts.Metrics = a.metrics
