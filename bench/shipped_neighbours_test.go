@@ -111,8 +111,13 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	requests, _, repeated, cutMin, cutMax := rcv.counts()
 	rcv.mode.Store(answerAtOnce)
 	drain, ok := rcv.waitDelivered(sc.events-errs, neighbourDrain)
-	r.reportNeighbour(sc, alone, beside, neighbourOther{requests: requests, repeated: repeated, cutMin: cutMin,
-		cutMax: cutMax, published: published, drained: rcv.lastDelivered().Sub(began), drainAfter: drain, drainOK: ok, errors: errs})
+	o := neighbourOther{requests: requests, repeated: repeated, cutMin: cutMin,
+		cutMax: cutMax, published: published, drained: rcv.lastDelivered().Sub(began), drainAfter: drain, drainOK: ok, errors: errs}
+	o.allRequests, _, o.allRepeated, _, _ = rcv.counts()
+	if sc.mode == answerHeld {
+		o.held = heldDeliveries(r.b, r.dev.pgURL, subID, sc.hold)
+	}
+	r.reportNeighbour(sc, alone, beside, o)
 }
 
 // neighbourOther is what the other endpoint saw in a scenario.
@@ -122,6 +127,40 @@ type neighbourOther struct {
 	published, drained         time.Duration
 	drainAfter                 time.Duration
 	drainOK                    bool
+	// allRequests and allRepeated are counted once everything drained.
+	allRequests, allRepeated int
+	// held is what PostgreSQL recorded of the deliveries whose request
+	// was held (answerHeld).
+	held heldRecord
+}
+
+// heldRecord is how many deliveries were recorded delivered by an attempt
+// that took about the hold, and the shortest and longest such attempt.
+type heldRecord struct {
+	delivered         int
+	shortest, longest time.Duration
+}
+
+// heldDeliveries reads, for a subscription whose receiver held requests for
+// hold, the delivered deliveries whose successful attempt took at least
+// hold less 1 s.
+func heldDeliveries(b *testing.B, url, subID string, hold time.Duration) heldRecord {
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var h heldRecord
+	var lo, hi sql.NullFloat64
+	err = db.QueryRow(`SELECT count(*), min(a.duration_ms), max(a.duration_ms) FROM deliveries d
+		JOIN attempts a ON a.delivery_id = d.id AND a.success
+		WHERE d.subscription_id = $1 AND d.status = 'delivered' AND a.duration_ms >= $2`,
+		subID, float64((hold-time.Second).Milliseconds())).Scan(&h.delivered, &lo, &hi)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.shortest, h.longest = time.Duration(lo.Float64*float64(time.Millisecond)), time.Duration(hi.Float64*float64(time.Millisecond))
+	return h
 }
 
 // reportNeighbour prints a scenario's line and keeps its figures for the
@@ -131,6 +170,11 @@ func (r *shippedRun) reportNeighbour(sc neighbourScenario, alone, beside phaseRe
 	line := fmt.Sprintf("%s: healthy p50/p95/p99 %s / %s / %s (p95 %.2f× alone); other endpoint: %d events published in %.1fs (%d failed), %d requests while misbehaving, %d events sent more than once",
 		sc.name, ms(beside.e2e[0]), ms(beside.e2e[1]), ms(beside.e2e[2]), ratio, sc.events, o.published.Seconds(),
 		o.errors, o.requests, o.repeated)
+	line += fmt.Sprintf(" (at the end: %d requests, %d events sent more than once)", o.allRequests, o.allRepeated)
+	if sc.mode == answerHeld {
+		line += fmt.Sprintf(", %d recorded delivered by a held request of %.1f-%.1fs", o.held.delivered,
+			o.held.shortest.Seconds(), o.held.longest.Seconds())
+	}
 	if sc.mode == answerNever {
 		line += fmt.Sprintf(", requests cut after %.1f-%.1fs", o.cutMin.Seconds(), o.cutMax.Seconds())
 	}
