@@ -107,3 +107,26 @@ func TestBenchTableRatios(t *testing.T) {
 		t.Errorf("a peer not run has a row:\n%s", got)
 	}
 }
+
+// TestNeighboursTable: each scenario's p95 is a ratio to the healthy
+// endpoint's alone, held to its own line: 2× alone and 50 ms, or 100 ms for
+// the saturating (c) and (d).
+func TestNeighboursTable(t *testing.T) {
+	line := func(phase string, p95 float64) results.Line {
+		return results.Line{Suite: results.SuiteBenchDev, Phase: phase,
+			Figures: map[string]float64{"e2e_p50_ms": 5, "e2e_p95_ms": p95, "e2e_p99_ms": 90}}
+	}
+	run := results.Line{Phase: "run", Notes: map[string]string{
+		"neighbour a-held-25s": "a-held-25s: healthy ...; other endpoint: 600 events published"}}
+	got := neighboursTable([]results.Line{line("healthy alone", 20), line("healthy beside a-held-25s", 45),
+		line("healthy beside b-never-answers", 41), line("healthy beside d-burst-503", 90), run})
+	for _, want := range []string{
+		"| a-held-25s | 5.0 / 45.0 / 90.0 ms | 2.25× | ≤ 2× and 50 ms | **no** (45.0 ms) | 600 events published |",
+		"| b-never-answers | 5.0 / 41.0 / 90.0 ms | 2.05× | ≤ 2× and 50 ms | **no** (41.0 ms) |  |",
+		"| d-burst-503 | 5.0 / 90.0 / 90.0 ms | 4.50× | ≤ 100 ms | yes |  |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("neighboursTable lacks %q:\n%s", want, got)
+		}
+	}
+}

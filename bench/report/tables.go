@@ -16,8 +16,14 @@ var tables = map[string]func([]results.Line) string{
 	"bench-cluster":        func(l []results.Line) string { return benchTable(results.Latest(l, results.SuiteBenchCluster)) },
 	"bench-dev-phases":     func(l []results.Line) string { return phasesTable(results.Latest(l, results.SuiteBenchDev)) },
 	"bench-cluster-phases": func(l []results.Line) string { return phasesTable(results.Latest(l, results.SuiteBenchCluster)) },
-	"chaos":                func(l []results.Line) string { return chaosTable(results.Latest(l, results.SuiteChaos)) },
-	"cluster":              func(l []results.Line) string { return clusterTable(results.Latest(l, results.SuiteCluster)) },
+	"bench-dev-neighbours": func(l []results.Line) string {
+		return neighboursTable(results.Latest(l, results.SuiteBenchDev))
+	},
+	"bench-cluster-neighbours": func(l []results.Line) string {
+		return neighboursTable(results.Latest(l, results.SuiteBenchCluster))
+	},
+	"chaos":   func(l []results.Line) string { return chaosTable(results.Latest(l, results.SuiteChaos)) },
+	"cluster": func(l []results.Line) string { return clusterTable(results.Latest(l, results.SuiteCluster)) },
 }
 
 func tableNames() []string { return slices.Sorted(maps.Keys(tables)) }
@@ -153,7 +159,10 @@ func benchNotes(lines []results.Line) string {
 	return s.String()
 }
 
-// phasesTable lists every phase of a shape's run with its own figures.
+// phasesTable lists the phases of a shape's run with their own figures:
+// each system's phases but the warm-ups and the saturated rounds (their
+// sum is the saturated line; the data file has each), and the noisy
+// neighbours (neighboursTable).
 func phasesTable(lines []results.Line) string {
 	var s strings.Builder
 	s.WriteString("\n")
@@ -161,7 +170,8 @@ func phasesTable(lines []results.Line) string {
 	for _, l := range lines {
 		// "overload" is the overload phase again (named "overload N/s"),
 		// kept for the notes under the headline.
-		if l.Phase == "run" || l.Phase == "direct POST" || l.Phase == "overload" || strings.HasPrefix(l.Phase, "history ") {
+		if l.Phase == "run" || l.Phase == "direct POST" || l.Phase == "overload" || strings.HasPrefix(l.Phase, "history ") ||
+			strings.Contains(l.Phase, " #") || strings.HasSuffix(l.Phase, "warm-up") || strings.HasPrefix(l.Phase, "healthy ") {
 			continue
 		}
 		n := func(k, f string) string { v, ok := figure(l, k); return format(v, ok, f) }
