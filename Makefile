@@ -7,7 +7,11 @@ GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 # append one JSON line a phase to (bench/results, docs/benchmarks.md);
 # `go run ./bench/report -w $(RESULTS)` makes BENCHMARKS.md's and
 # RELIABILITY.md's tables from it.
-RESULTS ?= $(CURDIR)/bench/results/$(shell git rev-parse --short HEAD 2>/dev/null || echo run).jsonl
+# (named once per make: a commit made while `make bench` runs leaves its
+# two shapes in one file)
+ifndef RESULTS
+RESULTS := $(CURDIR)/bench/results/$(shell git rev-parse --short HEAD 2>/dev/null || echo run).jsonl
+endif
 
 .PHONY: run run-cluster test-cluster cluster-bins test test-helm chaos bench bench-dev bench-cluster bench-extra bench-hostile lint build bootstrap fuzz clean
 

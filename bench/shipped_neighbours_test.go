@@ -18,8 +18,11 @@ import (
 // stay on their retry timers. HOOKRELAY_BENCH_NEIGHBOURS (letters, as "ace")
 // runs only the scenarios it names.
 const (
-	neighbourRate   = 20
-	neighbourPolicy = `"policy":"custom","retry_policy":{"custom":{"kind":"fixed","interval_seconds":5}}`
+	neighbourRate = 20
+	// neighbourPolicy allows 100 attempts (the most a custom policy takes):
+	// with the default 10, deliveries made early in a burst that fails for
+	// a minute end dead-lettered before the receiver answers again.
+	neighbourPolicy = `"policy":"custom","retry_policy":{"custom":{"kind":"fixed","interval_seconds":5},"max_attempts":100}`
 	// neighbourWaiting keeps the deliveries of a receiver that is down on
 	// their timers for eight minutes after each failure: longer than making
 	// all of (e)'s first attempts and the healthy phase after them take, so
