@@ -154,8 +154,9 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 		DisableWorkflowWorker:              true,
 	}
 	deliveries := sdkworker.New(c, q.Deliveries, httpOpts)
-	httpOpts.WorkerActivitiesPerSecond = float64(opts.RetriesPerSecond)
-	retries := sdkworker.New(c, q.Retries, httpOpts)
+	retriesOpts := httpOpts // and the retry budget (docs/endpoints.md#isolation)
+	retriesOpts.WorkerActivitiesPerSecond = float64(opts.RetriesPerSecond)
+	retries := sdkworker.New(c, q.Retries, retriesOpts)
 	Register(main, deliveries, retries, acts)
 	ws := []sdkworker.Worker{main, deliveries, retries}
 	if opts.MainQueueOnly {

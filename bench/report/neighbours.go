@@ -7,11 +7,27 @@ import (
 	"github.com/hookrelay/hookrelay/bench/results"
 )
 
-// neighbourLimits are issue 51's lines for the healthy endpoint's p95 beside
-// each scenario, by its letter: (c) and (d) saturate the machine and are
-// held to 100 ms; the others to 2× alone and 50 ms.
-var neighbourLimits = map[byte]string{'a': "≤ 2× and 50 ms", 'b': "≤ 2× and 50 ms", 'c': "≤ 100 ms",
-	'd': "≤ 100 ms", 'e': "≤ 2× and 50 ms"}
+// neighbourLine is issue 51's line for the healthy endpoint's p95 beside a
+// scenario: at most ms, and at most timesAlone its p95 alone (zero: no
+// such bound).
+type neighbourLine struct{ ms, timesAlone float64 }
+
+// neighbourLines are the lines by scenario letter: (c) and (d) saturate the
+// machine and are held to 100 ms; the others to 2× alone and 50 ms.
+var neighbourLines = map[byte]neighbourLine{'a': {50, 2}, 'b': {50, 2}, 'c': {100, 0}, 'd': {100, 0}, 'e': {50, 2}}
+
+// String is the line as the table states it.
+func (l neighbourLine) String() string {
+	if l.timesAlone == 0 {
+		return fmt.Sprintf("≤ %.0f ms", l.ms)
+	}
+	return fmt.Sprintf("≤ %.0f× and %.0f ms", l.timesAlone, l.ms)
+}
+
+// met says whether p95 met the line, given the p95 alone.
+func (l neighbourLine) met(p95, alone float64) bool {
+	return p95 <= l.ms && (l.timesAlone == 0 || p95 <= l.timesAlone*alone)
+}
 
 // neighboursTable is a shape's noisy-neighbour phase: the healthy
 // endpoint's publish→receipt alone and beside each misbehaving endpoint,
@@ -36,8 +52,8 @@ func neighboursTable(lines []results.Line) string {
 		if _, after, found := strings.Cut(other, "other endpoint: "); found {
 			other = after
 		}
-		s.WriteString(row(name, percentiles(l), times(p95, pok, a95, aok), neighbourLimits[name[0]],
-			metLine(name[0], p95, pok, a95, aok), other))
+		line := neighbourLines[name[0]]
+		s.WriteString(row(name, percentiles(l), times(p95, pok, a95, aok), line.String(), met(line, p95, pok, a95, aok), other))
 	}
 	return s.String() + "\n"
 }
@@ -48,16 +64,12 @@ func percentiles(l results.Line) string {
 	return n("e2e_p50_ms") + " / " + n("e2e_p95_ms") + " / " + n("e2e_p99_ms") + " ms"
 }
 
-// metLine says whether p95 met the scenario's line.
-func metLine(letter byte, p95 float64, ok bool, alone float64, aok bool) string {
-	if !ok || !aok {
+// met says whether p95 met line, or none when a figure is missing.
+func met(line neighbourLine, p95 float64, ok bool, alone float64, aok bool) string {
+	switch {
+	case !ok || !aok:
 		return none
-	}
-	met := p95 <= 100
-	if letter != 'c' && letter != 'd' {
-		met = p95 <= 50 && p95 <= 2*alone
-	}
-	if met {
+	case line.met(p95, alone):
 		return "yes"
 	}
 	return fmt.Sprintf("**no** (%.1f ms)", p95)

@@ -25,13 +25,8 @@ type secretsStatusCmd struct{}
 
 // Run prints the counts.
 func (secretsStatusCmd) Run(e *session) error {
-	return e.withApp(func(a *app, ctx context.Context) error {
-		st, err := a.secretsStore(ctx)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		_, err = a.secretsStatus(ctx, st)
+	return e.withSecretsStore(func(ctx context.Context, a *app, st *store.Store) error {
+		_, err := a.secretsStatus(ctx, st)
 		return err
 	})
 }
@@ -40,18 +35,8 @@ type secretsRotateCmd struct{}
 
 // Run reseals every secret under the ring's first key.
 func (secretsRotateCmd) Run(e *session) error {
-	return e.withApp(func(a *app, ctx context.Context) error {
-		st, err := a.secretsStore(ctx)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		res, err := st.Reseal(ctx, store.SealAll)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stdout, "re-encrypted %d secrets under key %s\n", res.Rewritten, st.Keys().Primary())
-		return a.afterReseal(ctx, st, res)
+	return e.reseal(store.SealAll, func(res store.Resealed, st *store.Store) string {
+		return fmt.Sprintf("re-encrypted %d secrets under key %s", res.Rewritten, st.Keys().Primary())
 	})
 }
 
@@ -59,17 +44,33 @@ type secretsDecryptCmd struct{}
 
 // Run writes every secret back in plain text.
 func (secretsDecryptCmd) Run(e *session) error {
+	return e.reseal(store.Unseal, func(res store.Resealed, _ *store.Store) string {
+		return fmt.Sprintf("decrypted %d secrets: they are stored in plain text now", res.Rewritten)
+	})
+}
+
+// withSecretsStore runs f with the database opened by secretsStore, and
+// closes it after.
+func (e *session) withSecretsStore(f func(ctx context.Context, a *app, st *store.Store) error) error {
 	return e.withApp(func(a *app, ctx context.Context) error {
 		st, err := a.secretsStore(ctx)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		res, err := st.Reseal(ctx, store.Unseal)
+		return f(ctx, a, st)
+	})
+}
+
+// reseal rewrites every secret in mode, prints what said makes of the
+// result, then what did not decrypt and the status (afterReseal).
+func (e *session) reseal(mode store.ResealMode, said func(store.Resealed, *store.Store) string) error {
+	return e.withSecretsStore(func(ctx context.Context, a *app, st *store.Store) error {
+		res, err := st.Reseal(ctx, mode)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "decrypted %d secrets: they are stored in plain text now\n", res.Rewritten)
+		fmt.Fprintln(a.stdout, said(res, st))
 		return a.afterReseal(ctx, st, res)
 	})
 }
