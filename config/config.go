@@ -89,8 +89,8 @@ type Config struct {
 	// worker's own: activities.DefaultLocalPerEndpoint); past it they are
 	// made on the deliveries queue (docs/endpoints.md#isolation).
 	FirstAttemptsPerEndpoint int
-	// RetriesPerSecond bounds the retries a worker process starts per
-	// second (HOOKRELAY_RETRIES_PER_SECOND, default
+	// RetriesPerSecond bounds the retries all worker processes together
+	// start per second (HOOKRELAY_RETRIES_PER_SECOND, default
 	// DefaultRetriesPerSecond); past it they wait their turn on the
 	// retries queue, endpoint by endpoint (docs/endpoints.md#isolation).
 	RetriesPerSecond int

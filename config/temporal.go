@@ -19,14 +19,14 @@ const (
 	// EnvFirstAttemptsPerEndpoint bounds one endpoint's first attempts made
 	// at once inside workflow tasks (docs/endpoints.md#isolation).
 	EnvFirstAttemptsPerEndpoint = "HOOKRELAY_FIRST_ATTEMPTS_PER_ENDPOINT"
-	// EnvRetriesPerSecond bounds the retries one worker process starts per
-	// second (docs/endpoints.md#isolation).
+	// EnvRetriesPerSecond bounds the retries all worker processes together
+	// start per second (docs/endpoints.md#isolation).
 	EnvRetriesPerSecond = "HOOKRELAY_RETRIES_PER_SECOND"
 )
 
 // DefaultRetriesPerSecond is HOOKRELAY_RETRIES_PER_SECOND's default: on a
-// 2-core machine it leaves Temporal's dev server most of its time for first
-// attempts while thousands of deliveries retry (BENCHMARKS.md).
+// 2-core machine it leaves Temporal most of its time for first attempts
+// while thousands of deliveries retry (BENCHMARKS.md).
 const DefaultRetriesPerSecond = 20
 
 // Temporal is how hookrelay connects to Temporal beyond its address and
@@ -70,7 +70,7 @@ func (c *Config) loadTemporal(getenv func(string) string) error {
 		return fmt.Errorf("config: %s: want 1-65535 first attempts at once per endpoint", EnvFirstAttemptsPerEndpoint)
 	}
 	if c.RetriesPerSecond, err = intVar(getenv, EnvRetriesPerSecond, DefaultRetriesPerSecond); err != nil {
-		return fmt.Errorf("config: %s: want 1-65535 retries a second per worker process", EnvRetriesPerSecond)
+		return fmt.Errorf("config: %s: want 1-65535 retries a second", EnvRetriesPerSecond)
 	}
 	c.APIWorker = true
 	if v := getenv(EnvAPIWorker); v != "" {

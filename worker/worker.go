@@ -33,9 +33,10 @@ type Options struct {
 	// all endpoints together are bounded by half of HTTPConcurrency
 	// (activities.Shares). Zero means activities.DefaultLocalPerEndpoint.
 	FirstAttemptsPerEndpoint int
-	// RetriesPerSecond bounds the retries this process starts per second
-	// (the SDK's WorkerActivitiesPerSecond on the retries queue); the
-	// others wait on the queue, where Temporal's fairness serves the
+	// RetriesPerSecond bounds the retries all workers together start per
+	// second: Temporal's rate limit on the retries task queue, which each
+	// worker sets when it polls (the SDK's TaskQueueActivitiesPerSecond);
+	// the others wait on the queue, where Temporal's fairness serves the
 	// endpoints in turn. Zero means no bound.
 	RetriesPerSecond int
 	// SweepInterval is how often unstarted deliveries are looked for; zero
@@ -155,7 +156,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	}
 	deliveries := sdkworker.New(c, q.Deliveries, httpOpts)
 	retriesOpts := httpOpts // and the retry budget (docs/endpoints.md#isolation)
-	retriesOpts.WorkerActivitiesPerSecond = float64(opts.RetriesPerSecond)
+	retriesOpts.TaskQueueActivitiesPerSecond = float64(opts.RetriesPerSecond)
 	retries := sdkworker.New(c, q.Retries, retriesOpts)
 	Register(main, deliveries, retries, acts)
 	ws := []sdkworker.Worker{main, deliveries, retries}
