@@ -23,6 +23,9 @@ const (
 	// slowFor is how long a slow endpoint's first attempts are all handed
 	// over, from the last slow one seen.
 	slowFor = time.Minute
+	// failingFor is how long an endpoint counts as failing after a local
+	// first attempt of it failed, unless one succeeds meanwhile (Failing).
+	failingFor = 30 * time.Second
 )
 
 // Shares bounds the first attempts that run as local activities, inside the
@@ -47,10 +50,11 @@ type Shares struct {
 }
 
 // share is one endpoint's local first attempts: when each open one began,
-// and until when the endpoint counts as slow.
+// and until when the endpoint counts as slow, and as failing.
 type share struct {
-	open      []time.Time
-	slowUntil time.Time
+	open         []time.Time
+	slowUntil    time.Time
+	failingUntil time.Time
 }
 
 // NewShares returns Shares bounding each endpoint to perEndpoint first
@@ -94,8 +98,9 @@ func (s *Shares) take(endpointID string) (began time.Time, ok bool) {
 	return now, true
 }
 
-// done gives back the endpoint's local first attempt that began at began.
-func (s *Shares) done(endpointID string, began time.Time) {
+// done gives back the endpoint's local first attempt that began at began;
+// failed says whether its receiver answered with a failure (or none).
+func (s *Shares) done(endpointID string, began time.Time, failed bool) {
 	if s == nil {
 		return
 	}
@@ -109,13 +114,31 @@ func (s *Shares) done(endpointID string, began time.Time) {
 	if now.Sub(began) >= slowAfter {
 		e.slowUntil = now.Add(slowFor)
 	}
+	e.failingUntil = time.Time{}
+	if failed {
+		e.failingUntil = now.Add(failingFor)
+	}
 	if i := slices.Index(e.open, began); i >= 0 {
 		e.open = slices.Delete(e.open, i, i+1)
 		s.total--
 	}
-	if len(e.open) == 0 && !now.Before(e.slowUntil) {
+	if len(e.open) == 0 && !now.Before(e.slowUntil) && !now.Before(e.failingUntil) {
 		delete(s.ends, endpointID)
 	}
+}
+
+// Failing reports whether the endpoint's last local first attempt in this
+// process failed, within failingFor: the start queue then starts its
+// deliveries more slowly (starter.Queue.Failing), so that a failure storm
+// leaves Temporal to the endpoints that answer (docs/endpoints.md#isolation).
+func (s *Shares) Failing(endpointID string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.ends[endpointID]
+	return e != nil && s.clock().Before(e.failingUntil)
 }
 
 // inFlight is how many local first attempts the endpoint has open now.

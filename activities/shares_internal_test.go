@@ -21,7 +21,7 @@ func TestShares(t *testing.T) {
 			t.Fatalf("step %d: take(%s) = %v, want %v", i, st.endpoint, got, st.want)
 		}
 	}
-	s.done("a", now)
+	s.done("a", now, false)
 	if !take("c") || take("a") {
 		t.Fatal("after a gave one back: c should take it, then a nothing")
 	}
@@ -52,7 +52,7 @@ func TestSlowEndpointHandsOver(t *testing.T) {
 	if _, ok := s.take("fast"); !ok {
 		t.Fatal("another endpoint was refused")
 	}
-	s.done("slow", began)
+	s.done("slow", began, false)
 	now = now.Add(slowFor - time.Second)
 	if _, ok := s.take("slow"); ok {
 		t.Fatal("still slow within slowFor of its last slow attempt")
@@ -60,5 +60,43 @@ func TestSlowEndpointHandsOver(t *testing.T) {
 	now = now.Add(time.Second)
 	if _, ok := s.take("slow"); !ok {
 		t.Fatal("not taken after slowFor")
+	}
+}
+
+// TestFailingEndpoint: an endpoint whose last local first attempt failed is
+// failing for failingFor, or until one succeeds; another endpoint is not,
+// nor is anything for a nil Shares.
+func TestFailingEndpoint(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := NewShares(10, 10)
+	s.now = func() time.Time { return now }
+	attempt := func(e string, failed bool) {
+		began, ok := s.take(e)
+		if !ok {
+			t.Fatalf("take(%s) refused", e)
+		}
+		s.done(e, began, failed)
+	}
+	attempt("down", true)
+	attempt("up", false)
+	if !s.Failing("down") || s.Failing("up") {
+		t.Fatal("after one failure each way: want down failing, up not")
+	}
+	now = now.Add(failingFor - time.Second)
+	if !s.Failing("down") {
+		t.Fatal("not failing within failingFor of its failure")
+	}
+	now = now.Add(time.Second)
+	if s.Failing("down") {
+		t.Fatal("still failing failingFor after its failure")
+	}
+	attempt("down", true)
+	attempt("down", false)
+	if s.Failing("down") {
+		t.Fatal("failing after a success")
+	}
+	var none *Shares
+	if none.Failing("down") {
+		t.Fatal("a nil Shares must call nothing failing")
 	}
 }

@@ -129,7 +129,12 @@ func (r *shippedRun) printf(format string, args ...any) {
 // it starts once our processes are idle (settle), and the machine's load is
 // sampled just before.
 func (r *shippedRun) phase(name string, limit time.Duration, run func() []shot) phaseResult {
-	settled := settle()
+	return r.phaseAfter(settle(), name, limit, run)
+}
+
+// phaseAfter is phase, started at once: settled says what came before (the
+// answer of settle, or why there was none).
+func (r *shippedRun) phaseAfter(settled, name string, limit time.Duration, run func() []shot) phaseResult {
 	load, calls := settled+"; "+machineLoad(), persistenceCalls(r.dev.temporalMetrics)
 	cpu, begin := takeCPU(), time.Now()
 	res := measure(name, r.rcv, run(), limit)

@@ -61,7 +61,7 @@ var neighbourScenarios = []neighbourScenario{
 func (r *shippedRun) neighbours() {
 	subscribeJSON(r.b, r.dev.api, fmt.Sprintf(`{"url":%q,"event_types":["nb-healthy"],"policy":"eventgrid"}`,
 		r.rcv.url+"/healthy"))
-	alone := r.healthy("alone")
+	alone := r.healthy("alone", false)
 	for _, sc := range neighbourScenarios {
 		if only := os.Getenv("HOOKRELAY_BENCH_NEIGHBOURS"); only == "" || strings.Contains(only, sc.name[:1]) {
 			r.neighbour(sc, alone)
@@ -69,12 +69,17 @@ func (r *shippedRun) neighbours() {
 	}
 }
 
-// healthy runs the healthy endpoint's load once, as phase "healthy <tag>".
-func (r *shippedRun) healthy(tag string) phaseResult {
+// healthy runs the healthy endpoint's load once, as phase "healthy <tag>":
+// alone once our processes are idle, beside the other endpoint at once
+// (while its burst is being published, its requests are held, or its
+// deliveries wait on their timers), never after it settled.
+func (r *shippedRun) healthy(tag string, beside bool) phaseResult {
 	p := publisher{api: r.dev.api, typ: "nb-healthy", prefix: "nb-" + tag, paths: []string{"/healthy"}}
-	return r.phase("healthy "+tag, shippedPacedFor+3*time.Minute, func() []shot {
-		return openLoop(neighbourRate, shippedPacedFor, p.send)
-	})
+	run := func() []shot { return openLoop(neighbourRate, shippedPacedFor, p.send) }
+	if beside {
+		return r.phaseAfter("beside the other endpoint at once", "healthy "+tag, shippedPacedFor+3*time.Minute, run)
+	}
+	return r.phase("healthy "+tag, shippedPacedFor+3*time.Minute, run)
 }
 
 // neighbour runs one scenario beside the healthy endpoint's load, then lets
@@ -103,7 +108,7 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 		rcv.waitRequests(sc.events, neighbourDrain)                      // every first attempt failed
 		waitRetrying(r.b, r.dev.pgURL, subID, sc.events, neighbourDrain) // and each is on its timer
 	}
-	beside := r.healthy("beside " + sc.name)
+	beside := r.healthy("beside "+sc.name, true)
 	wg.Wait()
 	errs := 0
 	for _, s := range shots {

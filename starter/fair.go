@@ -23,6 +23,9 @@ type fair struct {
 	// delivery of another endpoint finds one free.
 	holders    map[string]int
 	maxHolders int
+	// failing, when set, tells the endpoints whose deliveries are failing
+	// (Queue.Failing): each is held by at most failingHolders takers.
+	failing func(endpointID string) bool
 	// ready holds a token while deliveries may be waiting.
 	ready chan struct{}
 }
@@ -31,11 +34,11 @@ func newFair(size int) *fair {
 	return &fair{lines: map[string][]queued{}, holders: map[string]int{}, size: size, ready: make(chan struct{}, 1)}
 }
 
-// bound sets maxHolders.
-func (f *fair) bound(maxHolders int) {
+// bound sets maxHolders and failing.
+func (f *fair) bound(maxHolders int, failing func(endpointID string) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.maxHolders = maxHolders
+	f.maxHolders, f.failing = maxHolders, failing
 }
 
 // put queues it at the end of its endpoint's line, false when size
@@ -111,7 +114,12 @@ func (f *fair) release(batch []queued) {
 
 // free reports whether a taker may take a delivery of the endpoint; f.mu
 // is held.
-func (f *fair) free(key string) bool { return f.maxHolders <= 0 || f.holders[key] < f.maxHolders }
+func (f *fair) free(key string) bool {
+	if f.failing != nil && f.failing(key) {
+		return f.holders[key] < failingHolders
+	}
+	return f.maxHolders <= 0 || f.holders[key] < f.maxHolders
+}
 
 // signalIfTakeable signals when a delivery waits that a taker may take;
 // f.mu is held.

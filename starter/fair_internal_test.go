@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/hookrelay/hookrelay/store"
@@ -50,7 +51,7 @@ func TestFairIsBounded(t *testing.T) {
 // endpoint finds a taker free; a release lets the endpoint be taken again.
 func TestFairLeavesTakersFree(t *testing.T) {
 	f := newFair(10)
-	f.bound(1)
+	f.bound(1, nil)
 	for _, id := range []string{"a1", "a2", "a3", "b1"} {
 		f.put(queued{d: store.Delivery{ID: id, EndpointID: id[:1]}})
 	}
@@ -69,6 +70,29 @@ func TestFairLeavesTakersFree(t *testing.T) {
 	}
 	if got := f.take(4); len(got) != 2 || got[0].d.ID != "a2" || got[1].d.ID != "a3" {
 		t.Fatalf("after release took %v, want a2 a3", ids(got))
+	}
+}
+
+// TestFairSlowsFailingEndpoints: a failing endpoint's deliveries are taken
+// by failingHolders takers at once, however many maxHolders allows, while
+// another endpoint's are taken by several; once it answers again, several
+// take it too.
+func TestFairSlowsFailingEndpoints(t *testing.T) {
+	failing := map[string]bool{"d": true}
+	f := newFair(20)
+	f.bound(3, func(key string) bool { return failing[key] })
+	for i := range 4 {
+		f.put(queued{d: store.Delivery{ID: fmt.Sprint("d", i), EndpointID: "d"}})
+		f.put(queued{d: store.Delivery{ID: fmt.Sprint("h", i), EndpointID: "h"}})
+	}
+	first := f.take(2) // d0, h0
+	second := f.take(2)
+	if fmt.Sprint(ids(first), ids(second)) != "[d0 h0] [h1 h2]" {
+		t.Fatalf("takes %v, %v: want d0 h0, then h1 h2 (d failing, held once)", ids(first), ids(second))
+	}
+	failing["d"] = false
+	if got := f.take(2); fmt.Sprint(ids(got)) != "[d1 h3]" {
+		t.Fatalf("once d answers: took %v, want d1 h3", ids(got))
 	}
 }
 

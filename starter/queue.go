@@ -27,6 +27,9 @@ const (
 	// all of: a delivery of another endpoint finds one of them free, and
 	// does not wait for a burst's batches to be started (fair.maxHolders).
 	freeWorkers = 2
+	// failingHolders is how many workers may start a failing endpoint's
+	// deliveries at once (Queue.Failing).
+	failingHolders = 1
 	// queueStartTimeout bounds one batch's calls to Temporal and PostgreSQL.
 	queueStartTimeout = time.Minute
 	// lagReportEvery is how often a queue that is behind says so in the log.
@@ -48,6 +51,12 @@ type Queue struct {
 	Workers int
 	// Size bounds the deliveries waiting; zero means DefaultQueueSize.
 	Size int
+	// Failing, when set, tells the endpoints whose receivers are failing
+	// (activities.Shares.Failing): at most failingHolders workers start
+	// such an endpoint's deliveries at once, so that a failure storm,
+	// whose every delivery goes on to retry, leaves Temporal's time to the
+	// endpoints that answer (docs/endpoints.md#isolation).
+	Failing func(endpointID string) bool
 
 	once  sync.Once
 	wait  *fair
@@ -105,7 +114,7 @@ func (q *Queue) Run(ctx context.Context) {
 		workers = DefaultQueueWorkers
 	}
 	if workers > freeWorkers {
-		q.wait.bound(workers - freeWorkers)
+		q.wait.bound(workers-freeWorkers, q.Failing)
 	}
 	var wg sync.WaitGroup
 	for range workers {

@@ -33,6 +33,10 @@ type Options struct {
 	// all endpoints together are bounded by half of HTTPConcurrency
 	// (activities.Shares). Zero means activities.DefaultLocalPerEndpoint.
 	FirstAttemptsPerEndpoint int
+	// Shares are the bounds of the local first attempts, whose failures
+	// the API's start queue also reads (starter.Queue.Failing); nil: those
+	// NewShares gives.
+	Shares *activities.Shares
 	// RetriesPerSecond bounds the retries all workers together start per
 	// second: Temporal's rate limit on the retries task queue, which each
 	// worker sets when it polls (the SDK's TaskQueueActivitiesPerSecond);
@@ -85,8 +89,8 @@ type Options struct {
 	DeadLetterBlobs *activities.DeadLetterBlobs
 }
 
-// shares are the bounds of the local first attempts these options give.
-func (o Options) shares() *activities.Shares {
+// NewShares are the bounds of the local first attempts these options give.
+func (o Options) NewShares() *activities.Shares {
 	per := o.FirstAttemptsPerEndpoint
 	if per <= 0 {
 		per = activities.DefaultLocalPerEndpoint
@@ -144,7 +148,10 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 	acts.Temporal, acts.Queues, acts.Metrics, acts.PublicURL = c, q, opts.Metrics, opts.PublicURL
 	acts.EventGridTopic, acts.DeadLetterBlobs = opts.EventGridTopic, opts.DeadLetterBlobs
 	acts.LoopbackValidationURL = opts.LoopbackValidationURL
-	acts.Shares = opts.shares()
+	acts.Shares = opts.Shares
+	if acts.Shares == nil {
+		acts.Shares = opts.NewShares()
+	}
 	if opts.Tracing != nil {
 		acts.HTTP.Transport = activities.TracedTransport(acts.HTTP.Transport)
 	}

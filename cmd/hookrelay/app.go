@@ -8,10 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/hookrelay/hookrelay/activities"
 	"github.com/hookrelay/hookrelay/api"
 	"github.com/hookrelay/hookrelay/azstorage"
 	"github.com/hookrelay/hookrelay/config"
@@ -39,6 +41,9 @@ type app struct {
 	// firsts hands first attempts from this process's API to its worker
 	// (store.FirstAttempts); nil when it runs no worker beside its API.
 	firsts *store.FirstAttempts
+	// shares bound this process's local first attempts (firstShares).
+	shares     *activities.Shares
+	sharesOnce sync.Once
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
@@ -185,7 +190,7 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 		Storage: a.storage,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
 		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
-	srv.StartQueue = &starter.Queue{Starter: srv.Starter}
+	srv.StartQueue = &starter.Queue{Starter: srv.Starter, Failing: a.firstShares().Failing}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := a.listen()
