@@ -214,3 +214,37 @@ func TestSuccessCodesWithRealReceivers(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliverTellsFailing: a first attempt made inside a workflow task
+// (MayHandOver) to a receiver answering 503 makes its endpoint failing for
+// the start queue (Shares.Failing); the next one, answered 204, ends it.
+func TestDeliverTellsFailing(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
+	acts.Shares = activities.NewShares(4, 8)
+	var code atomic.Int32
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(int(code.Load()))
+	}))
+	defer rcv.Close()
+	d := deliveryTo(t, st, rcv.URL)
+	for i, answer := range []int32{http.StatusServiceUnavailable, http.StatusNoContent} {
+		code.Store(answer)
+		if i > 0 {
+			res, err := st.Publish(context.Background(), store.Event{AccountID: store.DefaultAccount, Type: t.Name()})
+			if err != nil || len(res.Deliveries) != 1 {
+				t.Fatalf("publish: %v %v", res, err)
+			}
+			d = res.Deliveries[0]
+		}
+		_, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, EndpointID: d.EndpointID,
+			ScheduledAt: time.Now(), Timeout: 5 * time.Second, MayHandOver: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := acts.Shares.Failing(d.EndpointID); got != (answer != http.StatusNoContent) {
+			t.Fatalf("after a %d: Failing %v", answer, got)
+		}
+	}
+}

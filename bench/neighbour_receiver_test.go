@@ -114,6 +114,19 @@ func (r *noisyReceiver) waitRequests(n int, limit time.Duration) {
 	}
 }
 
+// waitCuts waits until n requests were cut by their client, or limit
+// passed.
+func (r *noisyReceiver) waitCuts(n int, limit time.Duration) {
+	for start := time.Now(); time.Since(start) < limit; time.Sleep(100 * time.Millisecond) {
+		r.mu.Lock()
+		cut := len(r.cuts)
+		r.mu.Unlock()
+		if cut >= n {
+			return
+		}
+	}
+}
+
 // lastDelivered is when the last event was first answered 200.
 func (r *noisyReceiver) lastDelivered() time.Time {
 	r.mu.Lock()

@@ -30,6 +30,9 @@ const (
 	// timers, as (e) says, not beside their retries, which (d) measures.
 	neighbourWaiting = `"policy":"custom","retry_policy":{"custom":{"kind":"fixed","interval_seconds":480}}`
 	neighbourDrain   = 15 * time.Minute
+	// neverCuts is how many of (b)'s requests are cut at their timeout
+	// before its receiver answers again (the first 16 go out at once).
+	neverCuts = 16
 )
 
 // neighbourScenario is one way the other endpoint misbehaves: how its
@@ -110,6 +113,11 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	}
 	beside := r.healthy("beside "+sc.name, true)
 	wg.Wait()
+	if sc.mode == answerNever {
+		// The first requests are cut 30 s after they went out, after
+		// the healthy phase: the receiver stays silent until then.
+		rcv.waitCuts(neverCuts, neighbourDrain)
+	}
 	errs := 0
 	for _, s := range shots {
 		if s.err != nil {
