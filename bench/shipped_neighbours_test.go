@@ -113,10 +113,15 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	}
 	beside := r.healthy("beside "+sc.name, true)
 	wg.Wait()
-	if sc.mode == answerNever {
+	switch sc.mode {
+	case answerNever:
 		// The first requests are cut 30 s after they went out, after
 		// the healthy phase: the receiver stays silent until then.
 		rcv.waitCuts(neverCuts, neighbourDrain)
+	case answerHeld:
+		// Every event's request is held, not only those sent during
+		// the healthy phase.
+		rcv.waitRequests(sc.events, neighbourDrain)
 	}
 	errs := 0
 	for _, s := range shots {
