@@ -29,14 +29,15 @@ import (
 // with one statement before the request (store.BeginTarget), which also
 // reads the delivery's status: an attempt of a delivery that has ended is
 // never sent (DeliverResult.Ended).
-func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (res workflows.DeliverResult, err error) {
+func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
+	failed := false // a request went out and failed
 	if in.MayHandOver {
 		began, ok := a.Shares.take(in.EndpointID)
 		if !ok {
 			a.Store.HandOver(in.DeliveryID)
 			return workflows.DeliverResult{HandedOver: true}, nil
 		}
-		defer func() { a.Shares.done(in.EndpointID, began, err == nil && failed(res)) }()
+		defer func() { a.Shares.done(in.EndpointID, began, failed) }()
 	}
 	t, row, err := a.Store.BeginTarget(ctx, store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, policies.AttemptStates(in.Probe), in.MayThrottle)
@@ -75,7 +76,8 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (re
 	}
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
-	res = resultOf(rec, done.Counters)
+	res := resultOf(rec, done.Counters)
+	failed = !rec.Success
 	if done.Delivered != nil {
 		a.finished(ctx, in.DeliveryID, policies.StatusDelivered, "", done.Delivered, "")
 	}
@@ -84,12 +86,6 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (re
 	// does.
 	res.Finished = done.Delivered != nil || done.Later
 	return res, nil
-}
-
-// failed reports whether the attempt res made a request that failed: its
-// receiver answered with a failure, or not at all.
-func failed(res workflows.DeliverResult) bool {
-	return !res.Success && (res.StatusCode != 0 || res.ErrorKind != "")
 }
 
 // send makes one request carrying body for the deliveries ids (one, or a

@@ -107,24 +107,19 @@ func (r *noisyReceiver) counts() (requests, delivered, repeated int, cutMin, cut
 
 // waitRequests waits until n requests came or limit passed.
 func (r *noisyReceiver) waitRequests(n int, limit time.Duration) {
-	for start := time.Now(); time.Since(start) < limit; time.Sleep(100 * time.Millisecond) {
-		if requests, _, _, _, _ := r.counts(); requests >= n {
-			return
+	r.waitFor(limit, func() bool {
+		requests := 0
+		for _, k := range r.reqs {
+			requests += k
 		}
-	}
+		return requests >= n
+	})
 }
 
 // waitCuts waits until n requests were cut by their client, or limit
 // passed.
 func (r *noisyReceiver) waitCuts(n int, limit time.Duration) {
-	for start := time.Now(); time.Since(start) < limit; time.Sleep(100 * time.Millisecond) {
-		r.mu.Lock()
-		cut := len(r.cuts)
-		r.mu.Unlock()
-		if cut >= n {
-			return
-		}
-	}
+	r.waitFor(limit, func() bool { return len(r.cuts) >= n })
 }
 
 // lastDelivered is when the last event was first answered 200.
@@ -141,12 +136,18 @@ func (r *noisyReceiver) lastDelivered() time.Time {
 // waitDelivered waits until n events were answered 200 or limit passes, and
 // returns how long it took.
 func (r *noisyReceiver) waitDelivered(n int, limit time.Duration) (time.Duration, bool) {
+	return r.waitFor(limit, func() bool { return len(r.ok) >= n })
+}
+
+// waitFor waits until done, asked with the receiver's lock held, says so or
+// limit passes, and returns how long it waited and whether done said so.
+func (r *noisyReceiver) waitFor(limit time.Duration, done func() bool) (time.Duration, bool) {
 	start := time.Now()
 	for time.Since(start) < limit {
 		r.mu.Lock()
-		done := len(r.ok) >= n
+		ok := done()
 		r.mu.Unlock()
-		if done {
+		if ok {
 			return time.Since(start), true
 		}
 		time.Sleep(100 * time.Millisecond)

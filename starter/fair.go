@@ -113,12 +113,17 @@ func (f *fair) release(batch []queued) {
 }
 
 // free reports whether a taker may take a delivery of the endpoint; f.mu
-// is held.
+// is held. Whether the endpoint is failing is asked only of one some taker
+// holds already (failingHolders is below maxHolders).
 func (f *fair) free(key string) bool {
-	if f.failing != nil && f.failing(key) {
-		return f.holders[key] < failingHolders
+	held := f.holders[key]
+	switch {
+	case f.maxHolders > 0 && held >= f.maxHolders:
+		return false
+	case held < failingHolders:
+		return true
 	}
-	return f.maxHolders <= 0 || f.holders[key] < f.maxHolders
+	return f.failing == nil || !f.failing(key)
 }
 
 // signalIfTakeable signals when a delivery waits that a taker may take;

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -41,9 +40,10 @@ type app struct {
 	// firsts hands first attempts from this process's API to its worker
 	// (store.FirstAttempts); nil when it runs no worker beside its API.
 	firsts *store.FirstAttempts
-	// shares bound this process's local first attempts (firstShares).
-	shares     *activities.Shares
-	sharesOnce sync.Once
+	// shares bound this process's local first attempts, the same for its
+	// worker and for its API's start queue, which reads their failures
+	// (starter.Queue.Failing).
+	shares *activities.Shares
 }
 
 func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) {
@@ -56,7 +56,8 @@ func newApp(getenv func(string) string, stdout, stderr io.Writer) (*app, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &app{cfg: cfg, logger: logger, stdout: stdout, metrics: metrics.New(), storage: storage}, nil
+	shares := worker.Options{HTTPConcurrency: cfg.WorkerConcurrency, FirstAttemptsPerEndpoint: cfg.FirstAttemptsPerEndpoint}.NewShares()
+	return &app{cfg: cfg, logger: logger, stdout: stdout, metrics: metrics.New(), storage: storage, shares: shares}, nil
 }
 
 // connect opens the store (applying migrations) and the Temporal client.
@@ -190,7 +191,7 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 		Storage: a.storage,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
 		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
-	srv.StartQueue = &starter.Queue{Starter: srv.Starter, Failing: a.firstShares().Failing}
+	srv.StartQueue = &starter.Queue{Starter: srv.Starter, Failing: a.shares.Failing}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := a.listen()

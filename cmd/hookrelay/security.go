@@ -71,23 +71,12 @@ func (a *app) guard(dev bool) *egress.Guard {
 	return egress.New(allow)
 }
 
-// firstShares are the bounds of this process's local first attempts, the
-// same for its worker and its API's start queue, which reads their failures
-// (starter.Queue.Failing).
-func (a *app) firstShares() *activities.Shares {
-	a.sharesOnce.Do(func() {
-		opts := worker.Options{HTTPConcurrency: a.cfg.WorkerConcurrency, FirstAttemptsPerEndpoint: a.cfg.FirstAttemptsPerEndpoint}
-		a.shares = opts.NewShares()
-	})
-	return a.shares
-}
-
 func (a *app) workerOptions(dev bool) worker.Options {
 	opts := worker.DefaultOptions()
 	opts.HTTPConcurrency = a.cfg.WorkerConcurrency
 	opts.FirstAttemptsPerEndpoint = a.cfg.FirstAttemptsPerEndpoint
 	opts.RetriesPerSecond = a.cfg.RetriesPerSecond
-	opts.Shares = a.firstShares()
+	opts.Shares = a.shares
 	opts.EdgeDefaults = a.cfg.EdgeDefaults
 	opts.Egress = a.guard(dev)
 	opts.Metrics = a.metrics
