@@ -32,7 +32,7 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvRetriesPerSecond, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvRetriesPerSecond, EnvStartsPerEndpoint, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
 		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
 		EnvTemporalUIURL, EnvEventGridDeadLetterDelay, EnvAzureStorageConnectionString,
@@ -94,6 +94,11 @@ type Config struct {
 	// DefaultRetriesPerSecond); past it they wait their turn on the
 	// retries queue, endpoint by endpoint (docs/endpoints.md#isolation).
 	RetriesPerSecond int
+	// StartsPerEndpoint bounds the start queue's workers one endpoint's
+	// deliveries hold at once (HOOKRELAY_STARTS_PER_ENDPOINT; 0, the
+	// default, is the queue's own: starter.DefaultStartsPerEndpoint)
+	// (docs/endpoints.md#isolation).
+	StartsPerEndpoint int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention
 	// EventGrid is the accounts' Event Grid topics and SAS tokens.

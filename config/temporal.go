@@ -22,6 +22,9 @@ const (
 	// EnvRetriesPerSecond bounds the retries all worker processes together
 	// start per second (docs/endpoints.md#isolation).
 	EnvRetriesPerSecond = "HOOKRELAY_RETRIES_PER_SECOND"
+	// EnvStartsPerEndpoint bounds the start queue's workers one endpoint's
+	// deliveries hold at once (docs/endpoints.md#isolation).
+	EnvStartsPerEndpoint = "HOOKRELAY_STARTS_PER_ENDPOINT"
 )
 
 // DefaultRetriesPerSecond is HOOKRELAY_RETRIES_PER_SECOND's default: on a
@@ -61,6 +64,12 @@ func (c *Config) loadTemporal(getenv func(string) string) error {
 	}
 	t.TLS = t.TLS || t.CAFile != "" || t.CertFile != "" || t.APIKey != ""
 	c.Temporal = t
+	return c.loadWorkers(getenv)
+}
+
+// loadWorkers reads the workers' and the start queue's limits, and whether
+// the API runs a worker.
+func (c *Config) loadWorkers(getenv func(string) string) error {
 	n, err := intVar(getenv, EnvWorkerConcurrency, 200)
 	if err != nil {
 		return fmt.Errorf("config: %s: want 1-65535 attempts in flight per queue", EnvWorkerConcurrency)
@@ -71,6 +80,9 @@ func (c *Config) loadTemporal(getenv func(string) string) error {
 	}
 	if c.RetriesPerSecond, err = intVar(getenv, EnvRetriesPerSecond, DefaultRetriesPerSecond); err != nil {
 		return fmt.Errorf("config: %s: want 1-65535 retries a second", EnvRetriesPerSecond)
+	}
+	if c.StartsPerEndpoint, err = intVar(getenv, EnvStartsPerEndpoint, 0); err != nil {
+		return fmt.Errorf("config: %s: want 1-65535 starts at once per endpoint", EnvStartsPerEndpoint)
 	}
 	c.APIWorker = true
 	if v := getenv(EnvAPIWorker); v != "" {

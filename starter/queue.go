@@ -23,9 +23,15 @@ const (
 	// that saturates Temporal a start takes hundreds of milliseconds, so a
 	// batch of 32 kept other endpoints waiting for seconds (issue 51).
 	queueBatch = 4
+	// DefaultStartsPerEndpoint is how many workers may start one
+	// endpoint's deliveries at once (Queue.PerEndpoint). A start's time
+	// is mostly its wait in Temporal behind the others in flight, so a
+	// burst given all the workers gains little speed and makes every
+	// other endpoint's starts wait as long (issue 51).
+	DefaultStartsPerEndpoint = 4
 	// freeWorkers are the workers one endpoint's deliveries never hold
-	// all of: a delivery of another endpoint finds one of them free, and
-	// does not wait for a burst's batches to be started (fair.maxHolders).
+	// all of, whatever PerEndpoint says: a delivery of another endpoint
+	// finds one of them free (fair.maxHolders).
 	freeWorkers = 2
 	// failingHolders is how many workers may start a failing endpoint's
 	// deliveries at once (Queue.Failing).
@@ -51,6 +57,9 @@ type Queue struct {
 	Workers int
 	// Size bounds the deliveries waiting; zero means DefaultQueueSize.
 	Size int
+	// PerEndpoint is how many workers may start one endpoint's
+	// deliveries at once; zero means DefaultStartsPerEndpoint.
+	PerEndpoint int
 	// Failing, when set, tells the endpoints whose receivers are failing
 	// (activities.Shares.Failing): at most failingHolders workers start
 	// such an endpoint's deliveries at once, so that a failure storm,
@@ -113,9 +122,7 @@ func (q *Queue) Run(ctx context.Context) {
 	if workers <= 0 {
 		workers = DefaultQueueWorkers
 	}
-	if workers > freeWorkers {
-		q.wait.bound(workers-freeWorkers, q.Failing)
-	}
+	q.wait.bound(holders(workers, q.PerEndpoint), q.Failing)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -153,6 +160,20 @@ func (q *Queue) work(ctx context.Context, workers int) {
 		q.start(ctx, ds)
 		q.wait.release(batch)
 	}
+}
+
+// holders is how many of workers may start one endpoint's deliveries at
+// once (fair.maxHolders): perEndpoint, or DefaultStartsPerEndpoint when
+// zero, but never more than leaves freeWorkers free; zero (no bound) when
+// there are no more workers than that.
+func holders(workers, perEndpoint int) int {
+	if workers <= freeWorkers {
+		return 0
+	}
+	if perEndpoint <= 0 {
+		perEndpoint = DefaultStartsPerEndpoint
+	}
+	return min(perEndpoint, workers-freeWorkers)
 }
 
 // share is how many of waiting deliveries one of workers takes: an even

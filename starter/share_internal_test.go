@@ -19,6 +19,20 @@ func TestShare(t *testing.T) {
 	}
 }
 
+// TestHolders: one endpoint's deliveries are started by PerEndpoint
+// workers at once (DefaultStartsPerEndpoint unless set), never by all but
+// freeWorkers of them, and a queue too small to leave any free is not
+// bounded.
+func TestHolders(t *testing.T) {
+	for _, c := range []struct{ workers, perEndpoint, want int }{
+		{16, 0, DefaultStartsPerEndpoint}, {16, 8, 8}, {16, 20, 16 - freeWorkers}, {3, 0, 1}, {2, 4, 0}, {1, 0, 0},
+	} {
+		if got := holders(c.workers, c.perEndpoint); got != c.want {
+			t.Errorf("holders(%d workers, %d per endpoint) = %d, want %d", c.workers, c.perEndpoint, got, c.want)
+		}
+	}
+}
+
 // TestMarksTakeDue: the marks due by a time are taken in the order handed
 // over, the later ones left waiting.
 func TestMarksTakeDue(t *testing.T) {

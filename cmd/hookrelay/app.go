@@ -191,7 +191,7 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 		Storage: a.storage,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
 		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
-	srv.StartQueue = &starter.Queue{Starter: srv.Starter, Failing: a.shares.Failing}
+	srv.StartQueue = &starter.Queue{Starter: srv.Starter, PerEndpoint: a.cfg.StartsPerEndpoint, Failing: a.shares.Failing}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := a.listen()
