@@ -217,7 +217,7 @@ func TestSuccessCodesWithRealReceivers(t *testing.T) {
 
 // TestDeliverTellsFailing: a first attempt made inside a workflow task
 // (MayHandOver) to a receiver answering 503 makes its endpoint failing for
-// the start queue (Shares.Failing); the next one, answered 204, ends it.
+// the start queue (Shares.Troubled); the next one, answered 204, ends it.
 func TestDeliverTellsFailing(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
@@ -243,7 +243,7 @@ func TestDeliverTellsFailing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := acts.Shares.Failing(d.EndpointID); got != (answer != http.StatusNoContent) {
+		if got := acts.Shares.Troubled(d.EndpointID); got != (answer != http.StatusNoContent) {
 			t.Fatalf("after a %d: Failing %v", answer, got)
 		}
 	}

@@ -24,7 +24,7 @@ const (
 	// over, from the last slow one seen.
 	slowFor = time.Minute
 	// failingFor is how long an endpoint counts as failing after a local
-	// first attempt of it failed, unless one succeeds meanwhile (Failing).
+	// first attempt of it failed, unless one succeeds meanwhile (Troubled).
 	failingFor = 30 * time.Second
 )
 
@@ -82,11 +82,8 @@ func (s *Shares) take(endpointID string) (began time.Time, ok bool) {
 	if e == nil {
 		e = &share{}
 	}
-	if len(e.open) > 0 && now.Sub(e.open[0]) >= slowAfter {
-		e.slowUntil = now.Add(slowFor)
-	}
 	full := (s.PerEndpoint > 0 && len(e.open) >= s.PerEndpoint) || (s.Total > 0 && s.total >= s.Total)
-	if full || now.Before(e.slowUntil) {
+	if e.slow(now) || full {
 		return time.Time{}, false
 	}
 	if s.ends == nil {
@@ -127,18 +124,35 @@ func (s *Shares) done(endpointID string, began time.Time, failed bool) {
 	}
 }
 
-// Failing reports whether the endpoint's last local first attempt in this
-// process failed, within failingFor: the start queue then starts its
-// deliveries more slowly (starter.Queue.Failing), so that a failure storm
-// leaves Temporal to the endpoints that answer (docs/endpoints.md#isolation).
-func (s *Shares) Failing(endpointID string) bool {
+// Troubled reports whether the endpoint is in trouble in this process: slow
+// (a local first attempt of it open for slowAfter, now or within slowFor)
+// or failing (its last local first attempt failed, within failingFor). The
+// start queue then starts its deliveries more slowly
+// (starter.Queue.Troubled): a receiver that holds its requests gains
+// nothing from fast starts, and a failure storm's deliveries all go on to
+// retry, so either would take Temporal's time from the endpoints that
+// answer (docs/endpoints.md#isolation).
+func (s *Shares) Troubled(endpointID string) bool {
 	if s == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.ends[endpointID]
-	return e != nil && s.clock().Before(e.failingUntil)
+	if e == nil {
+		return false
+	}
+	now := s.clock()
+	return e.slow(now) || now.Before(e.failingUntil)
+}
+
+// slow reports whether the endpoint is slow at now, first marking it so
+// for slowFor when its oldest open first attempt has been open slowAfter.
+func (e *share) slow(now time.Time) bool {
+	if len(e.open) > 0 && now.Sub(e.open[0]) >= slowAfter {
+		e.slowUntil = now.Add(slowFor)
+	}
+	return now.Before(e.slowUntil)
 }
 
 // inFlight is how many local first attempts the endpoint has open now.

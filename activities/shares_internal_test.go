@@ -64,8 +64,8 @@ func TestSlowEndpointHandsOver(t *testing.T) {
 }
 
 // TestFailingEndpoint: an endpoint whose last local first attempt failed is
-// failing for failingFor, or until one succeeds; another endpoint is not,
-// nor is anything for a nil Shares.
+// in trouble for failingFor, or until one succeeds; another endpoint is
+// not, nor is anything for a nil Shares.
 func TestFailingEndpoint(t *testing.T) {
 	now := time.Unix(0, 0)
 	s := NewShares(10, 10)
@@ -79,24 +79,53 @@ func TestFailingEndpoint(t *testing.T) {
 	}
 	attempt("down", true)
 	attempt("up", false)
-	if !s.Failing("down") || s.Failing("up") {
+	if !s.Troubled("down") || s.Troubled("up") {
 		t.Fatal("after one failure each way: want down failing, up not")
 	}
 	now = now.Add(failingFor - time.Second)
-	if !s.Failing("down") {
+	if !s.Troubled("down") {
 		t.Fatal("not failing within failingFor of its failure")
 	}
 	now = now.Add(time.Second)
-	if s.Failing("down") {
+	if s.Troubled("down") {
 		t.Fatal("still failing failingFor after its failure")
 	}
 	attempt("down", true)
 	attempt("down", false)
-	if s.Failing("down") {
+	if s.Troubled("down") {
 		t.Fatal("failing after a success")
 	}
 	var none *Shares
-	if none.Failing("down") {
+	if none.Troubled("down") {
 		t.Fatal("a nil Shares must call nothing failing")
+	}
+}
+
+// TestSlowEndpointIsTroubled: an endpoint is in trouble as soon as a local
+// first attempt of it has been open for slowAfter, before it ends, and for
+// slowFor after it ends; one whose attempts answer quickly is not.
+func TestSlowEndpointIsTroubled(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := NewShares(10, 10)
+	s.now = func() time.Time { return now }
+	began, _ := s.take("held")
+	quick, _ := s.take("quick")
+	now = now.Add(slowAfter - time.Millisecond)
+	s.done("quick", quick, false)
+	if s.Troubled("held") || s.Troubled("quick") {
+		t.Fatal("in trouble before any attempt was open for slowAfter")
+	}
+	now = now.Add(time.Millisecond)
+	if !s.Troubled("held") {
+		t.Fatal("not in trouble with an attempt open for slowAfter")
+	}
+	s.done("held", began, false)
+	now = now.Add(slowFor - time.Second)
+	if !s.Troubled("held") {
+		t.Fatal("not in trouble within slowFor of its slow attempt")
+	}
+	now = now.Add(2 * time.Second)
+	if s.Troubled("held") {
+		t.Fatal("still in trouble slowFor after its slow attempt")
 	}
 }

@@ -23,9 +23,9 @@ type fair struct {
 	// delivery of another endpoint finds one free.
 	holders    map[string]int
 	maxHolders int
-	// failing, when set, tells the endpoints whose deliveries are failing
-	// (Queue.Failing): each is held by at most failingHolders takers.
-	failing func(endpointID string) bool
+	// troubled, when set, tells the endpoints in trouble (Queue.Troubled):
+	// each is held by at most troubledHolders takers.
+	troubled func(endpointID string) bool
 	// ready holds a token while deliveries may be waiting.
 	ready chan struct{}
 }
@@ -34,11 +34,11 @@ func newFair(size int) *fair {
 	return &fair{lines: map[string][]queued{}, holders: map[string]int{}, size: size, ready: make(chan struct{}, 1)}
 }
 
-// bound sets maxHolders and failing.
-func (f *fair) bound(maxHolders int, failing func(endpointID string) bool) {
+// bound sets maxHolders and troubled.
+func (f *fair) bound(maxHolders int, troubled func(endpointID string) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.maxHolders, f.failing = maxHolders, failing
+	f.maxHolders, f.troubled = maxHolders, troubled
 }
 
 // put queues it at the end of its endpoint's line, false when size
@@ -113,17 +113,17 @@ func (f *fair) release(batch []queued) {
 }
 
 // free reports whether a taker may take a delivery of the endpoint; f.mu
-// is held. Whether the endpoint is failing is asked only of one some taker
-// holds already (failingHolders is below maxHolders).
+// is held. Whether the endpoint is in trouble is asked only of one some taker
+// holds already (troubledHolders is below maxHolders).
 func (f *fair) free(key string) bool {
 	held := f.holders[key]
 	switch {
 	case f.maxHolders > 0 && held >= f.maxHolders:
 		return false
-	case held < failingHolders:
+	case held < troubledHolders:
 		return true
 	}
-	return f.failing == nil || !f.failing(key)
+	return f.troubled == nil || !f.troubled(key)
 }
 
 // signalIfTakeable signals when a delivery waits that a taker may take;

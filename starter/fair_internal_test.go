@@ -74,7 +74,7 @@ func TestFairLeavesTakersFree(t *testing.T) {
 }
 
 // TestFairSlowsFailingEndpoints: a failing endpoint's deliveries are taken
-// by failingHolders takers at once, however many maxHolders allows, while
+// by troubledHolders takers at once, however many maxHolders allows, while
 // another endpoint's are taken by several; once it answers again, several
 // take it too.
 func TestFairSlowsFailingEndpoints(t *testing.T) {

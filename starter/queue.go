@@ -33,9 +33,9 @@ const (
 	// all of, whatever PerEndpoint says: a delivery of another endpoint
 	// finds one of them free (fair.maxHolders).
 	freeWorkers = 2
-	// failingHolders is how many workers may start a failing endpoint's
-	// deliveries at once (Queue.Failing).
-	failingHolders = 1
+	// troubledHolders is how many workers may start the deliveries of an
+	// endpoint in trouble at once (Queue.Troubled).
+	troubledHolders = 1
 	// queueStartTimeout bounds one batch's calls to Temporal and PostgreSQL.
 	queueStartTimeout = time.Minute
 	// lagReportEvery is how often a queue that is behind says so in the log.
@@ -60,12 +60,13 @@ type Queue struct {
 	// PerEndpoint is how many workers may start one endpoint's
 	// deliveries at once; zero means DefaultStartsPerEndpoint.
 	PerEndpoint int
-	// Failing, when set, tells the endpoints whose receivers are failing
-	// (activities.Shares.Failing): at most failingHolders workers start
-	// such an endpoint's deliveries at once, so that a failure storm,
-	// whose every delivery goes on to retry, leaves Temporal's time to the
-	// endpoints that answer (docs/endpoints.md#isolation).
-	Failing func(endpointID string) bool
+	// Troubled, when set, tells the endpoints in trouble: slow or failing
+	// (activities.Shares.Troubled). At most troubledHolders workers start
+	// such an endpoint's deliveries at once, so that a receiver that
+	// holds its requests, or a failure storm, whose every delivery goes on
+	// to retry, leaves Temporal's time to the endpoints that answer
+	// (docs/endpoints.md#isolation).
+	Troubled func(endpointID string) bool
 
 	once  sync.Once
 	wait  *fair
@@ -122,7 +123,7 @@ func (q *Queue) Run(ctx context.Context) {
 	if workers <= 0 {
 		workers = DefaultQueueWorkers
 	}
-	q.wait.bound(holders(workers, q.PerEndpoint), q.Failing)
+	q.wait.bound(holders(workers, q.PerEndpoint), q.Troubled)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)

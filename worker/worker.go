@@ -33,8 +33,8 @@ type Options struct {
 	// all endpoints together are bounded by half of HTTPConcurrency
 	// (activities.Shares). Zero means activities.DefaultLocalPerEndpoint.
 	FirstAttemptsPerEndpoint int
-	// Shares are the bounds of the local first attempts, whose failures
-	// the API's start queue also reads (starter.Queue.Failing); nil: those
+	// Shares are the bounds of the local first attempts, whose slow and failing endpoints
+	// the API's start queue also reads (starter.Queue.Troubled); nil: those
 	// NewShares gives.
 	Shares *activities.Shares
 	// RetriesPerSecond bounds the retries all workers together start per

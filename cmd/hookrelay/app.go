@@ -41,8 +41,8 @@ type app struct {
 	// (store.FirstAttempts); nil when it runs no worker beside its API.
 	firsts *store.FirstAttempts
 	// shares bound this process's local first attempts, the same for its
-	// worker and for its API's start queue, which reads their failures
-	// (starter.Queue.Failing).
+	// worker and for its API's start queue, which reads the endpoints in trouble
+	// (starter.Queue.Troubled).
 	shares *activities.Shares
 }
 
@@ -191,7 +191,7 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 		Storage: a.storage,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
 		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
-	srv.StartQueue = &starter.Queue{Starter: srv.Starter, PerEndpoint: a.cfg.StartsPerEndpoint, Failing: a.shares.Failing}
+	srv.StartQueue = &starter.Queue{Starter: srv.Starter, PerEndpoint: a.cfg.StartsPerEndpoint, Troubled: a.shares.Troubled}
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := a.listen()
