@@ -91,7 +91,6 @@ func (r *noisyReceiver) counts() (requests, delivered, repeated int, cutMin, cut
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range r.reqs {
-		requests += n
 		if n > 1 {
 			repeated++
 		}
@@ -102,18 +101,21 @@ func (r *noisyReceiver) counts() (requests, delivered, repeated int, cutMin, cut
 		}
 		cutMax = max(cutMax, c)
 	}
-	return requests, len(r.ok), repeated, cutMin, cutMax
+	return r.requests(), len(r.ok), repeated, cutMin, cutMax
+}
+
+// requests is how many requests it got; r.mu is held.
+func (r *noisyReceiver) requests() int {
+	n := 0
+	for _, k := range r.reqs {
+		n += k
+	}
+	return n
 }
 
 // waitRequests waits until n requests came or limit passed.
 func (r *noisyReceiver) waitRequests(n int, limit time.Duration) {
-	r.waitFor(limit, func() bool {
-		requests := 0
-		for _, k := range r.reqs {
-			requests += k
-		}
-		return requests >= n
-	})
+	r.waitFor(limit, func() bool { return r.requests() >= n })
 }
 
 // waitCuts waits until n requests were cut by their client, or limit

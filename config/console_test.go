@@ -11,12 +11,7 @@ import (
 // or https URL stops the start.
 func TestTemporalUIURL(t *testing.T) {
 	load := func(v string) (config.Config, error) {
-		return config.Load(func(k string) string {
-			if k == config.EnvTemporalUIURL {
-				return v
-			}
-			return ""
-		})
+		return load(map[string]string{config.EnvTemporalUIURL: v})
 	}
 	for v, want := range map[string]string{"": "", "https://temporal.example/": "https://temporal.example",
 		"http://127.0.0.1:8233": "http://127.0.0.1:8233"} {

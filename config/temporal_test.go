@@ -11,12 +11,7 @@ import (
 // stops the start.
 func TestStartsPerEndpoint(t *testing.T) {
 	load := func(v string) (config.Config, error) {
-		return config.Load(func(k string) string {
-			if k == config.EnvStartsPerEndpoint {
-				return v
-			}
-			return ""
-		})
+		return load(map[string]string{config.EnvStartsPerEndpoint: v})
 	}
 	for v, want := range map[string]int{"": 0, "1": 1, "8": 8} {
 		if cfg, err := load(v); err != nil || cfg.StartsPerEndpoint != want {

@@ -113,8 +113,8 @@ func (f *fair) release(batch []queued) {
 }
 
 // free reports whether a taker may take a delivery of the endpoint; f.mu
-// is held. Whether the endpoint is in trouble is asked only of one some taker
-// holds already (troubledHolders is below maxHolders).
+// is held. Whether the endpoint is in trouble is asked only of one some
+// taker holds already (troubledHolders is below maxHolders).
 func (f *fair) free(key string) bool {
 	held := f.holders[key]
 	switch {

@@ -33,9 +33,9 @@ type Options struct {
 	// all endpoints together are bounded by half of HTTPConcurrency
 	// (activities.Shares). Zero means activities.DefaultLocalPerEndpoint.
 	FirstAttemptsPerEndpoint int
-	// Shares are the bounds of the local first attempts, whose slow and failing endpoints
-	// the API's start queue also reads (starter.Queue.Troubled); nil: those
-	// NewShares gives.
+	// Shares are the bounds of the local first attempts, which the API's
+	// start queue also asks which endpoints are in trouble
+	// (starter.Queue.Troubled); nil: those NewShares gives.
 	Shares *activities.Shares
 	// RetriesPerSecond bounds the retries all workers together start per
 	// second: Temporal's rate limit on the retries task queue, which each

@@ -41,8 +41,8 @@ type app struct {
 	// (store.FirstAttempts); nil when it runs no worker beside its API.
 	firsts *store.FirstAttempts
 	// shares bound this process's local first attempts, the same for its
-	// worker and for its API's start queue, which reads the endpoints in trouble
-	// (starter.Queue.Troubled).
+	// worker and for its API's start queue, which asks them which
+	// endpoints are in trouble (starter.Queue.Troubled).
 	shares *activities.Shares
 }
 
