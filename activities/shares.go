@@ -18,8 +18,9 @@ const (
 	// slowAfter makes an endpoint slow: a local first attempt open that
 	// long. It is well below the 8 s after which the SDK must extend the
 	// workflow task a local activity runs in, whose loss would run the
-	// attempt again.
-	slowAfter = 2 * time.Second
+	// attempt again, and short: until an endpoint is found slow its
+	// deliveries are started at full speed (starter.Queue.Troubled).
+	slowAfter = time.Second
 	// slowFor is how long a slow endpoint's first attempts are all handed
 	// over, from the last slow one seen.
 	slowFor = time.Minute

@@ -54,6 +54,10 @@ type Server struct {
 	// for: an Event Grid subscription whose dead letters go to another is
 	// refused; nil has none.
 	Storage *azstorage.Accounts
+	// PublishesPerType bounds the events of one type one account has
+	// being stored at once; zero means DefaultPublishesPerType.
+	PublishesPerType int
+	lanes            *lanes
 }
 
 // New returns the Echo instance serving the API.
@@ -61,6 +65,7 @@ func New(s *Server) *echo.Echo {
 	if s.Egress == nil {
 		s.Egress = egress.New(nil)
 	}
+	s.lanes = newLanes(s.PublishesPerType)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

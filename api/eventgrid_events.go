@@ -57,7 +57,7 @@ func (s *Server) publishEventGrid(c echo.Context) error {
 	var ds []store.Delivery
 	for _, e := range in {
 		e.ev.AccountID, e.ev.Fields = account(c), e.fields
-		res, err := s.Store.Publish(ctx, e.ev)
+		res, err := s.storeEvent(ctx, e.ev)
 		if err != nil {
 			s.startDeliveries(c.Request().Context(), ds)
 			return err

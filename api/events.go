@@ -100,7 +100,7 @@ func (s *Server) publish(c echo.Context) error {
 // and answers with them.
 func (s *Server) publishEvent(c echo.Context, ev store.Event) error {
 	ctx := c.Request().Context()
-	res, err := s.Store.Publish(ctx, ev)
+	res, err := s.storeEvent(ctx, ev)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,8 @@ func Variables() []string {
 		EnvPGPort, EnvTemporalUIPort, EnvTemporalMetricsPort, EnvLogLevel, EnvPublicURL, EnvEdgeMaxDeliveryAttempts, EnvEdgeEventTTLSeconds,
 		EnvAdminKey, EnvInsecureNoAuth, EnvEgressAllow, EnvMetricsAddr, EnvMetricsToken,
 		EnvTemporalTLS, EnvTemporalTLSCA, EnvTemporalTLSCert, EnvTemporalTLSKey, EnvTemporalTLSServerName,
-		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvRetriesPerSecond, EnvStartsPerEndpoint, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
+		EnvTemporalAPIKey, EnvWorkerConcurrency, EnvFirstAttemptsPerEndpoint, EnvRetriesPerSecond, EnvStartsPerEndpoint,
+		EnvTroubledStartsPerSecond, EnvPublishesPerType, EnvDBConnections, EnvAPIWorker, EnvRetention, EnvDeadLetterRetention,
 		EnvEventGridTopic, EnvEventGridSASSecret, EnvTLSCert, EnvTLSKey,
 		EnvOTLPEndpoint, EnvOTLPTracesEndpoint, EnvOTLPProtocol, EnvOTLPTracesProtocol, EnvOTelSDKDisabled,
 		EnvTemporalUIURL, EnvEventGridDeadLetterDelay, EnvAzureStorageConnectionString,
@@ -99,6 +100,19 @@ type Config struct {
 	// default, is the queue's own: starter.DefaultStartsPerEndpoint)
 	// (docs/endpoints.md#isolation).
 	StartsPerEndpoint int
+	// TroubledStartsPerSecond bounds the starts a second of an endpoint in
+	// trouble while other endpoints' deliveries are being started
+	// (HOOKRELAY_TROUBLED_STARTS_PER_SECOND; 0, the default, is the
+	// queue's own: starter.DefaultTroubledPerSecond).
+	TroubledStartsPerSecond int
+	// PublishesPerType bounds the events of one type one account has being
+	// stored at once (HOOKRELAY_PUBLISHES_PER_TYPE; 0, the default, is the
+	// API's own: api.DefaultPublishesPerType).
+	PublishesPerType int
+	// DBConnections bounds each connection pool to PostgreSQL
+	// (HOOKRELAY_DB_CONNECTIONS; 0, the default, is the store's own:
+	// store.DefaultConnections).
+	DBConnections int
 	// Retention is how long the worker keeps what finished.
 	Retention Retention
 	// EventGrid is the accounts' Event Grid topics and SAS tokens.

@@ -25,6 +25,15 @@ const (
 	// EnvStartsPerEndpoint bounds the start queue's workers one endpoint's
 	// deliveries hold at once (docs/endpoints.md#isolation).
 	EnvStartsPerEndpoint = "HOOKRELAY_STARTS_PER_ENDPOINT"
+	// EnvTroubledStartsPerSecond paces the starts of an endpoint in
+	// trouble (docs/endpoints.md#isolation).
+	EnvTroubledStartsPerSecond = "HOOKRELAY_TROUBLED_STARTS_PER_SECOND"
+	// EnvPublishesPerType bounds the events of one type one account has
+	// being stored at once (docs/endpoints.md#isolation).
+	EnvPublishesPerType = "HOOKRELAY_PUBLISHES_PER_TYPE"
+	// EnvDBConnections bounds each connection pool to PostgreSQL
+	// (docs/endpoints.md#isolation).
+	EnvDBConnections = "HOOKRELAY_DB_CONNECTIONS"
 )
 
 // DefaultRetriesPerSecond is HOOKRELAY_RETRIES_PER_SECOND's default: on a
@@ -84,11 +93,30 @@ func (c *Config) loadWorkers(getenv func(string) string) error {
 	if c.StartsPerEndpoint, err = intVar(getenv, EnvStartsPerEndpoint, 0); err != nil {
 		return fmt.Errorf("config: %s: want 1-65535 starts at once per endpoint", EnvStartsPerEndpoint)
 	}
+	if err := c.loadShares(getenv); err != nil {
+		return err
+	}
 	c.APIWorker = true
 	if v := getenv(EnvAPIWorker); v != "" {
 		if c.APIWorker, err = strconv.ParseBool(v); err != nil {
 			return fmt.Errorf("config: %s=%q: want true or false", EnvAPIWorker, v)
 		}
+	}
+	return nil
+}
+
+// loadShares reads the bounds that keep one endpoint's trouble from
+// delaying the others beyond the workers' (docs/endpoints.md#isolation).
+func (c *Config) loadShares(getenv func(string) string) error {
+	var err error
+	if c.TroubledStartsPerSecond, err = intVar(getenv, EnvTroubledStartsPerSecond, 0); err != nil {
+		return fmt.Errorf("config: %s: want 1-65535 starts a second", EnvTroubledStartsPerSecond)
+	}
+	if c.PublishesPerType, err = intVar(getenv, EnvPublishesPerType, 0); err != nil {
+		return fmt.Errorf("config: %s: want 1-65535 publishes at once per event type", EnvPublishesPerType)
+	}
+	if c.DBConnections, err = intVar(getenv, EnvDBConnections, 0); err != nil {
+		return fmt.Errorf("config: %s: want 1-65535 connections", EnvDBConnections)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package starter
 import (
 	"slices"
 	"sync"
+	"time"
 )
 
 // fair holds the deliveries waiting to be started, one line per endpoint,
@@ -26,12 +27,18 @@ type fair struct {
 	// troubled, when set, tells the endpoints in trouble (Queue.Troubled):
 	// each is held by at most troubledHolders takers.
 	troubled func(endpointID string) bool
+	// takenAt is when a delivery of each endpoint was last taken, kept
+	// for busyWindow (othersBusy).
+	takenAt map[string]time.Time
+	// now is the clock; nil is time.Now.
+	now func() time.Time
 	// ready holds a token while deliveries may be waiting.
 	ready chan struct{}
 }
 
 func newFair(size int) *fair {
-	return &fair{lines: map[string][]queued{}, holders: map[string]int{}, size: size, ready: make(chan struct{}, 1)}
+	return &fair{lines: map[string][]queued{}, holders: map[string]int{}, takenAt: map[string]time.Time{},
+		size: size, ready: make(chan struct{}, 1)}
 }
 
 // bound sets maxHolders and troubled.
@@ -78,6 +85,7 @@ func (f *fair) take(max int) []queued {
 		if !mine[key] {
 			mine[key] = true
 			f.holders[key]++
+			f.takenAt[key] = f.clock()
 		}
 		line := f.lines[key]
 		out = append(out, line[0])
@@ -147,4 +155,35 @@ func (f *fair) len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.n
+}
+
+// busyWindow is how long an endpoint counts as being started after a
+// delivery of it was last taken (othersBusy).
+const busyWindow = time.Second
+
+// othersBusy reports whether an endpoint other than key is being started:
+// a delivery of it waits, or was taken within busyWindow.
+func (f *fair) othersBusy(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if slices.ContainsFunc(f.turns, func(k string) bool { return k != key }) {
+		return true
+	}
+	now, busy := f.clock(), false
+	for k, at := range f.takenAt {
+		switch {
+		case now.Sub(at) > busyWindow:
+			delete(f.takenAt, k)
+		case k != key:
+			busy = true
+		}
+	}
+	return busy
+}
+
+func (f *fair) clock() time.Time {
+	if f.now == nil {
+		return time.Now()
+	}
+	return f.now()
 }

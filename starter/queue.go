@@ -36,6 +36,13 @@ const (
 	// troubledHolders is how many workers may start the deliveries of an
 	// endpoint in trouble at once (Queue.Troubled).
 	troubledHolders = 1
+	// DefaultTroubledPerSecond is how many deliveries of an endpoint in
+	// trouble are started a second while another endpoint's are being
+	// started (Queue.TroubledPerSecond). One worker alone still starts
+	// about 60 a second on a 2-core machine, most of what Temporal can
+	// do there, and a healthy endpoint's starts waited twice as long
+	// beside it (issue 51).
+	DefaultTroubledPerSecond = 10
 	// queueStartTimeout bounds one batch's calls to Temporal and PostgreSQL.
 	queueStartTimeout = time.Minute
 	// lagReportEvery is how often a queue that is behind says so in the log.
@@ -62,11 +69,17 @@ type Queue struct {
 	PerEndpoint int
 	// Troubled, when set, tells the endpoints in trouble: slow or failing
 	// (activities.Shares.Troubled). At most troubledHolders workers start
-	// such an endpoint's deliveries at once, so that a receiver that
-	// holds its requests, or a failure storm, whose every delivery goes on
-	// to retry, leaves Temporal's time to the endpoints that answer
+	// such an endpoint's deliveries at once, at TroubledPerSecond while
+	// other endpoints' are being started, so that a receiver that holds
+	// its requests, or a failure storm, whose every delivery goes on to
+	// retry, leaves Temporal's time to the endpoints that answer
 	// (docs/endpoints.md#isolation).
 	Troubled func(endpointID string) bool
+	// TroubledPerSecond bounds the deliveries of an endpoint in trouble
+	// started a second while another endpoint's deliveries are being
+	// started (fair.othersBusy); alone, it is started as fast as one
+	// worker goes. Zero means DefaultTroubledPerSecond.
+	TroubledPerSecond int
 
 	once  sync.Once
 	wait  *fair
@@ -158,7 +171,9 @@ func (q *Queue) work(ctx context.Context, workers int) {
 		for i, it := range batch {
 			ds[i] = it.d
 		}
+		began := time.Now()
 		q.start(ctx, ds)
+		sleepUntil(ctx, began.Add(q.pause(batch)))
 		q.wait.release(batch)
 	}
 }
@@ -209,4 +224,40 @@ func (q *Queue) reportLag(ctx context.Context) {
 		}
 		q.lastWaitNs.Store(0)
 	})
+}
+
+// pause is how long a batch's worker keeps it, from when it began to start
+// it, before taking another: 1/TroubledPerSecond for each of its deliveries
+// of an endpoint in trouble while others are being started, so that the
+// endpoint, which no other worker takes meanwhile (troubledHolders), is
+// started at that pace.
+func (q *Queue) pause(batch []queued) time.Duration {
+	if q.Troubled == nil {
+		return 0
+	}
+	per := q.TroubledPerSecond
+	if per <= 0 {
+		per = DefaultTroubledPerSecond
+	}
+	n := 0
+	for _, it := range batch {
+		if key := it.d.EndpointID; q.Troubled(key) && q.wait.othersBusy(key) {
+			n++
+		}
+	}
+	return time.Duration(n) * time.Second / time.Duration(per)
+}
+
+// sleepUntil waits until the time until, or until ctx ends.
+func sleepUntil(ctx context.Context, until time.Time) {
+	d := time.Until(until)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -52,14 +52,30 @@ type Store struct {
 	keys *secrets.Ring
 }
 
+// DefaultConnections bounds the connections one Store opens to
+// PostgreSQL (SetConnections). Few: on a 2-core machine each busy
+// connection is a PostgreSQL process competing for the CPU with Temporal and
+// hookrelay, and with 40 a burst's publishes took most of it, slowing
+// every other endpoint's deliveries (docs/endpoints.md#isolation).
+const DefaultConnections = 10
+
+// SetConnections bounds the connections the store opens to n; zero keeps
+// DefaultConnections.
+func (s *Store) SetConnections(n int) {
+	if n > 0 {
+		s.db.SetMaxOpenConns(n)
+		s.db.SetMaxIdleConns(n)
+	}
+}
+
 // Open connects to PostgreSQL at url and checks the connection.
 func Open(ctx context.Context, url string) (*Store, error) {
 	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
 	}
-	db.SetMaxOpenConns(40)
-	db.SetMaxIdleConns(40)
+	db.SetMaxOpenConns(DefaultConnections)
+	db.SetMaxIdleConns(DefaultConnections)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()

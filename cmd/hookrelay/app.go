@@ -71,7 +71,7 @@ func (a *app) connect(ctx context.Context) (*store.Store, client.Client, error) 
 	if err := a.startTracing(ctx); err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	st, err := a.openStore(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,6 +102,16 @@ func (a *app) openDatabase(ctx context.Context) (*store.Store, error) {
 		return nil, errors.New("DATABASE_URL is not set")
 	}
 	return store.Open(ctx, a.cfg.DatabaseURL)
+}
+
+// openStore opens the store of DATABASE_URL with the connections
+// HOOKRELAY_DB_CONNECTIONS allows.
+func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, a.cfg.DatabaseURL)
+	if err == nil {
+		st.SetConnections(a.cfg.DBConnections)
+	}
+	return st, err
 }
 
 func (a *app) migrate(ctx context.Context) error {
@@ -191,7 +201,9 @@ func (a *app) serve(ctx context.Context, st *store.Store, c client.Client, auth 
 		Storage: a.storage,
 		Starter: &starter.Starter{Store: st, Temporal: c, Logger: a.logger, Defaults: a.cfg.EdgeDefaults, Metrics: a.metrics},
 		Console: console.Settings{PublicURL: a.cfg.PublicURL, TemporalUI: a.cfg.TemporalUIURL, Namespace: a.cfg.TemporalNamespace}}
-	srv.StartQueue = &starter.Queue{Starter: srv.Starter, PerEndpoint: a.cfg.StartsPerEndpoint, Troubled: a.shares.Troubled}
+	srv.StartQueue = &starter.Queue{Starter: srv.Starter, PerEndpoint: a.cfg.StartsPerEndpoint, Troubled: a.shares.Troubled,
+		TroubledPerSecond: a.cfg.TroubledStartsPerSecond}
+	srv.PublishesPerType = a.cfg.PublishesPerType
 	go srv.StartQueue.Run(ctx)
 	hs := &http.Server{Handler: api.New(srv), ReadHeaderTimeout: 10 * time.Second}
 	ln, err := a.listen()

@@ -51,7 +51,7 @@ func (a *app) dev(ctx context.Context) error {
 	defer c.Close()
 	// The API has a connection pool of its own, as `hookrelay api` apart
 	// has: a publish never waits for a connection the worker holds.
-	apiStore, err := store.Open(ctx, a.cfg.DatabaseURL)
+	apiStore, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}
