@@ -30,14 +30,15 @@ import (
 // reads the delivery's status: an attempt of a delivery that has ended is
 // never sent (DeliverResult.Ended).
 func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
-	failed := false // a request went out and failed
+	failed, took := false, time.Duration(0) // a request went out and failed; its receiver's time
 	if in.MayHandOver {
-		began, ok := a.Shares.take(in.EndpointID)
+		sl, ok := a.Shares.take(in.EndpointID)
 		if !ok {
 			a.Store.HandOver(in.DeliveryID)
 			return workflows.DeliverResult{HandedOver: true}, nil
 		}
-		defer func() { a.Shares.done(in.EndpointID, began, failed) }()
+		ctx = withSending(ctx, func() { a.Shares.sending(sl) })
+		defer func() { a.Shares.done(in.EndpointID, sl, took, failed) }()
 	}
 	t, row, err := a.Store.BeginTarget(ctx, store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, policies.AttemptStates(in.Probe), in.MayThrottle)
@@ -77,7 +78,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
 	res := resultOf(rec, done.Counters)
-	failed = !rec.Success
+	failed, took = !rec.Success, time.Duration(rec.DurationMs*float64(time.Millisecond))
 	if done.Delivered != nil {
 		a.finished(ctx, in.DeliveryID, policies.StatusDelivered, "", done.Delivered, "")
 	}
@@ -173,6 +174,7 @@ func (a *Activities) post(ctx context.Context, t store.Target, in workflows.Deli
 	setHeaders(req, t, in)
 	rec.StartedAt = time.Now()
 	sign(req, t, body, rec.StartedAt)
+	sendingNow(ctx)
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		rec.DurationMs = msSince(rec.StartedAt)

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -50,10 +51,10 @@ type Shares struct {
 	total int
 }
 
-// share is one endpoint's local first attempts: when each open one began,
-// and until when the endpoint counts as slow, and as failing.
+// share is one endpoint's local first attempts open, and until when the
+// endpoint counts as slow, and as failing.
 type share struct {
-	open         []time.Time
+	open         []*slot
 	slowUntil    time.Time
 	failingUntil time.Time
 }
@@ -71,11 +72,19 @@ func (s *Shares) clock() time.Time {
 	return s.now()
 }
 
+// slot is one local first attempt open: when its request went out, zero
+// until it does. Slowness is the receiver's: the time before the request
+// (waiting for PostgreSQL on a busy machine) and after its answer never
+// makes an endpoint slow.
+type slot struct {
+	sent time.Time
+}
+
 // take reserves a local first attempt for the endpoint, false when it must
-// be handed over; a reservation is given back with done(endpointID, began).
-func (s *Shares) take(endpointID string) (began time.Time, ok bool) {
+// be handed over; a reservation is given back with done.
+func (s *Shares) take(endpointID string) (sl *slot, ok bool) {
 	if s == nil {
-		return time.Time{}, true
+		return nil, true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,20 +94,32 @@ func (s *Shares) take(endpointID string) (began time.Time, ok bool) {
 	}
 	full := (s.PerEndpoint > 0 && len(e.open) >= s.PerEndpoint) || (s.Total > 0 && s.total >= s.Total)
 	if e.slow(now) || full {
-		return time.Time{}, false
+		return nil, false
 	}
 	if s.ends == nil {
 		s.ends = map[string]*share{}
 	}
-	e.open = append(e.open, now)
+	sl = &slot{}
+	e.open = append(e.open, sl)
 	s.ends[endpointID] = e
 	s.total++
-	return now, true
+	return sl, true
 }
 
-// done gives back the endpoint's local first attempt that began at began;
-// failed says whether its receiver answered with a failure (or none).
-func (s *Shares) done(endpointID string, began time.Time, failed bool) {
+// sending records that sl's request goes out now.
+func (s *Shares) sending(sl *slot) {
+	if s == nil || sl == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl.sent = s.clock()
+}
+
+// done gives back the endpoint's local first attempt sl; took is how long
+// its receiver took (zero when no request went out), and failed says
+// whether it answered with a failure (or none).
+func (s *Shares) done(endpointID string, sl *slot, took time.Duration, failed bool) {
 	if s == nil {
 		return
 	}
@@ -109,14 +130,14 @@ func (s *Shares) done(endpointID string, began time.Time, failed bool) {
 		return
 	}
 	now := s.clock()
-	if now.Sub(began) >= slowAfter {
+	if took >= slowAfter {
 		e.slowUntil = now.Add(slowFor)
 	}
 	e.failingUntil = time.Time{}
 	if failed {
 		e.failingUntil = now.Add(failingFor)
 	}
-	if i := slices.Index(e.open, began); i >= 0 {
+	if i := slices.Index(e.open, sl); i >= 0 {
 		e.open = slices.Delete(e.open, i, i+1)
 		s.total--
 	}
@@ -148,9 +169,10 @@ func (s *Shares) Troubled(endpointID string) bool {
 }
 
 // slow reports whether the endpoint is slow at now, first marking it so
-// for slowFor when its oldest open first attempt has been open slowAfter.
+// for slowFor when the request of an open first attempt went out slowAfter
+// ago or more.
 func (e *share) slow(now time.Time) bool {
-	if len(e.open) > 0 && now.Sub(e.open[0]) >= slowAfter {
+	if slices.ContainsFunc(e.open, func(sl *slot) bool { return !sl.sent.IsZero() && now.Sub(sl.sent) >= slowAfter }) {
 		e.slowUntil = now.Add(slowFor)
 	}
 	return now.Before(e.slowUntil)
@@ -167,4 +189,21 @@ func (s *Shares) inFlight(endpointID string) int {
 		return len(e.open)
 	}
 	return 0
+}
+
+// sendingKey is the context key of the function post calls as its request
+// goes out (withSending).
+type sendingKey struct{}
+
+// withSending returns ctx carrying f, which post calls as the request goes
+// out (sendingNow).
+func withSending(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, sendingKey{}, f)
+}
+
+// sendingNow calls the function ctx carries from withSending, if any.
+func sendingNow(ctx context.Context) {
+	if f, ok := ctx.Value(sendingKey{}).(func()); ok {
+		f()
+	}
 }

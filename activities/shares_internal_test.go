@@ -11,7 +11,14 @@ func TestShares(t *testing.T) {
 	now := time.Unix(0, 0)
 	s := NewShares(2, 3)
 	s.now = func() time.Time { return now }
-	take := func(e string) bool { _, ok := s.take(e); return ok }
+	var first *slot
+	take := func(e string) bool {
+		sl, ok := s.take(e)
+		if first == nil {
+			first = sl
+		}
+		return ok
+	}
 	steps := []struct {
 		endpoint string
 		want     bool
@@ -21,7 +28,7 @@ func TestShares(t *testing.T) {
 			t.Fatalf("step %d: take(%s) = %v, want %v", i, st.endpoint, got, st.want)
 		}
 	}
-	s.done("a", now, false)
+	s.done("a", first, 0, false)
 	if !take("c") || take("a") {
 		t.Fatal("after a gave one back: c should take it, then a nothing")
 	}
@@ -41,10 +48,15 @@ func TestSlowEndpointHandsOver(t *testing.T) {
 	now := time.Unix(0, 0)
 	s := NewShares(10, 10)
 	s.now = func() time.Time { return now }
-	began, ok := s.take("slow")
+	sl, ok := s.take("slow")
 	if !ok {
 		t.Fatal("first take refused")
 	}
+	now = now.Add(slowAfter)
+	if _, ok := s.take("slow"); !ok {
+		t.Fatal("slow before its request went out (the wait for PostgreSQL is not the receiver's)")
+	}
+	s.sending(sl)
 	now = now.Add(slowAfter)
 	if _, ok := s.take("slow"); ok {
 		t.Fatal("a slow endpoint took a local first attempt")
@@ -52,7 +64,7 @@ func TestSlowEndpointHandsOver(t *testing.T) {
 	if _, ok := s.take("fast"); !ok {
 		t.Fatal("another endpoint was refused")
 	}
-	s.done("slow", began, false)
+	s.done("slow", sl, slowAfter, false)
 	now = now.Add(slowFor - time.Second)
 	if _, ok := s.take("slow"); ok {
 		t.Fatal("still slow within slowFor of its last slow attempt")
@@ -71,11 +83,11 @@ func TestFailingEndpoint(t *testing.T) {
 	s := NewShares(10, 10)
 	s.now = func() time.Time { return now }
 	attempt := func(e string, failed bool) {
-		began, ok := s.take(e)
+		sl, ok := s.take(e)
 		if !ok {
 			t.Fatalf("take(%s) refused", e)
 		}
-		s.done(e, began, failed)
+		s.done(e, sl, 0, failed)
 	}
 	attempt("down", true)
 	attempt("up", false)
@@ -101,25 +113,33 @@ func TestFailingEndpoint(t *testing.T) {
 	}
 }
 
-// TestSlowEndpointIsTroubled: an endpoint is in trouble as soon as a local
-// first attempt of it has been open for slowAfter, before it ends, and for
-// slowFor after it ends; one whose attempts answer quickly is not.
+// TestSlowEndpointIsTroubled: an endpoint is in trouble as soon as the
+// request of a local first attempt of it has been out for slowAfter, before
+// it ends, and for slowFor after it ends; one whose receiver answers quickly
+// is not, however long the attempt took around its request.
 func TestSlowEndpointIsTroubled(t *testing.T) {
 	now := time.Unix(0, 0)
 	s := NewShares(10, 10)
 	s.now = func() time.Time { return now }
-	began, _ := s.take("held")
+	held, _ := s.take("held")
 	quick, _ := s.take("quick")
+	s.sending(held)
 	now = now.Add(slowAfter - time.Millisecond)
-	s.done("quick", quick, false)
+	s.sending(quick)
+	now = now.Add(10 * time.Millisecond)
+	s.done("quick", quick, 10*time.Millisecond, false)
+	now = now.Add(-10 * time.Millisecond)
 	if s.Troubled("held") || s.Troubled("quick") {
-		t.Fatal("in trouble before any attempt was open for slowAfter")
+		t.Fatal("in trouble before any request was out for slowAfter")
 	}
 	now = now.Add(time.Millisecond)
 	if !s.Troubled("held") {
-		t.Fatal("not in trouble with an attempt open for slowAfter")
+		t.Fatal("not in trouble with a request out for slowAfter")
 	}
-	s.done("held", began, false)
+	if s.Troubled("quick") {
+		t.Fatal("in trouble for an attempt that waited slowAfter before its request")
+	}
+	s.done("held", held, slowAfter, false)
 	now = now.Add(slowFor - time.Second)
 	if !s.Troubled("held") {
 		t.Fatal("not in trouble within slowFor of its slow attempt")
