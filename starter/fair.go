@@ -28,8 +28,10 @@ type fair struct {
 	// each is held by at most troubledHolders takers.
 	troubled func(endpointID string) bool
 	// takenAt is when a delivery of each endpoint was last taken, kept
-	// for busyWindow (othersBusy).
-	takenAt map[string]time.Time
+	// for busyWindow (othersBusy); forgottenAt is when the older ones
+	// were last dropped.
+	takenAt     map[string]time.Time
+	forgottenAt time.Time
 	// now is the clock; nil is time.Now.
 	now func() time.Time
 	// ready holds a token while deliveries may be waiting.
@@ -85,7 +87,7 @@ func (f *fair) take(max int) []queued {
 		if !mine[key] {
 			mine[key] = true
 			f.holders[key]++
-			f.takenAt[key] = f.clock()
+			f.taken(key)
 		}
 		line := f.lines[key]
 		out = append(out, line[0])
@@ -169,16 +171,30 @@ func (f *fair) othersBusy(key string) bool {
 	if slices.ContainsFunc(f.turns, func(k string) bool { return k != key }) {
 		return true
 	}
-	now, busy := f.clock(), false
+	now := f.clock()
 	for k, at := range f.takenAt {
-		switch {
-		case now.Sub(at) > busyWindow:
-			delete(f.takenAt, k)
-		case k != key:
-			busy = true
+		if k != key && now.Sub(at) <= busyWindow {
+			return true
 		}
 	}
-	return busy
+	return false
+}
+
+// taken records that a delivery of key was taken now, dropping, once per
+// busyWindow, the endpoints taken longer ago than that, so that takenAt
+// holds only the endpoints being started; f.mu is held.
+func (f *fair) taken(key string) {
+	now := f.clock()
+	f.takenAt[key] = now
+	if now.Sub(f.forgottenAt) <= busyWindow {
+		return
+	}
+	f.forgottenAt = now
+	for k, at := range f.takenAt {
+		if now.Sub(at) > busyWindow {
+			delete(f.takenAt, k)
+		}
+	}
 }
 
 func (f *fair) clock() time.Time {

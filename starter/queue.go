@@ -239,10 +239,14 @@ func (q *Queue) pause(batch []queued) time.Duration {
 	if per <= 0 {
 		per = DefaultTroubledPerSecond
 	}
-	n := 0
+	perKey := map[string]int{}
 	for _, it := range batch {
-		if key := it.d.EndpointID; q.Troubled(key) && q.wait.othersBusy(key) {
-			n++
+		perKey[it.d.EndpointID]++
+	}
+	n := 0
+	for key, count := range perKey {
+		if q.Troubled(key) && q.wait.othersBusy(key) {
+			n += count
 		}
 	}
 	return time.Duration(n) * time.Second / time.Duration(per)

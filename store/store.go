@@ -74,14 +74,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
 	}
-	db.SetMaxOpenConns(DefaultConnections)
-	db.SetMaxIdleConns(DefaultConnections)
 	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &Store{db: db, prep: &prepared{db: db, prepare: db.PreparexContext}, unsent: &unsent{}}
+	s.SetConnections(DefaultConnections)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
-	return &Store{db: db, prep: &prepared{db: db, prepare: db.PreparexContext}, unsent: &unsent{}}, nil
+	return s, nil
 }
 
 // Migrate applies the schema migrations.

@@ -101,7 +101,7 @@ func (a *app) openDatabase(ctx context.Context) (*store.Store, error) {
 	if a.cfg.DatabaseURL == "" {
 		return nil, errors.New("DATABASE_URL is not set")
 	}
-	return store.Open(ctx, a.cfg.DatabaseURL)
+	return a.openStore(ctx)
 }
 
 // openStore opens the store of DATABASE_URL with the connections
