@@ -113,11 +113,14 @@ func onlySequence(t *testing.T, e *echo.Echo, subID string) map[string]any {
 // TestOrderedDisabledEndpointHolds: issue 26. A disabled endpoint holds
 // every sequence of an ordered subscription (the first delivery of each
 // waits, the rest behind it, and nothing reaches the receiver); enabling it
-// resumes each in order.
+// resumes each in order. The policy's retry window (slowRetries: 100 s)
+// outlasts the hold however slow the machine: with fastRetries' 3 s, a
+// head that waited longer was rightly dead-lettered, and its key's next
+// event went first.
 func TestOrderedDisabledEndpointHolds(t *testing.T) {
 	t.Parallel()
 	st, e, rcv := orderedAPI(t, 0)
-	subID := subscribeOrdered(t, e, rcv.URL, "held.ordered", fastRetries)
+	subID := subscribeOrdered(t, e, rcv.URL, "held.ordered", slowRetries)
 	_, sub := call(t, e, http.MethodGet, "/v1/subscriptions/"+subID, "")
 	ep := sub["endpoint_id"].(string)
 	if code, got := call(t, e, http.MethodPost, "/v1/endpoints/"+ep+"/disable", ""); code != http.StatusAccepted {
@@ -146,6 +149,7 @@ func TestOrderedDisabledEndpointHolds(t *testing.T) {
 	}
 	waitSettled(t, st, subID, 12, time.Minute)
 	if v := rcv.Violations(); len(v) > 0 {
+		dumpSequences(t, st, subID)
 		t.Fatalf("order violated:\n%s", strings.Join(v, "\n"))
 	}
 	checkRecordedOrder(t, st, subID)

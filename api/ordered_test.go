@@ -127,6 +127,27 @@ func waitSettled(t *testing.T, st *store.Store, subID string, n int, limit time.
 	})
 }
 
+// dumpSequences logs what hookrelay recorded of an ordered subscription's
+// deliveries, key by key in sequence order, with their attempts: what a
+// failed order check needs to be understood.
+func dumpSequences(t *testing.T, st *store.Store, subID string) {
+	t.Helper()
+	var rows []string
+	err := st.DB().Select(&rows, `SELECT format('key %s seq %s n %s: %s %s created %s finished %s; attempts %s',
+			d.ordering_key, d.seq, e.data->>'n', d.status, COALESCE(d.final_reason, ''), d.created_at, d.finished_at,
+			(SELECT string_agg(format('#%s %s (%s ms) code %s %s', a.attempt, a.started_at, a.duration_ms,
+				a.status_code, COALESCE(a.error_kind, '')), '; ' ORDER BY a.started_at)
+			 FROM attempts a WHERE a.delivery_id = d.id))
+		FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.subscription_id = $1 ORDER BY d.ordering_key, d.seq`, subID)
+	if err != nil {
+		t.Logf("dump sequences: %v", err)
+	}
+	for _, r := range rows {
+		t.Log(r)
+	}
+}
+
 // checkRecordedOrder checks what hookrelay recorded of an ordered
 // subscription's deliveries: all delivered; within each key, numbered in
 // publication order (data.n); each one's first attempt started after the
