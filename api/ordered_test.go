@@ -17,8 +17,9 @@ import (
 	"github.com/hookrelay/hookrelay/testenv"
 )
 
-// fastRetries is a retry policy that gives up on nothing in a test's time:
-// a retry every 50 ms, 60 attempts.
+// fastRetries is a retry policy for tests whose failures are brief: a
+// retry every 50 ms, 60 attempts, so a retry window of about 3 s. A test
+// that holds deliveries longer (a disabled endpoint) needs slowRetries.
 const fastRetries = `{"custom": {"kind": "fixed", "interval_seconds": 0.05}, "max_attempts": 60, "timeout_seconds": 5}`
 
 // TestOrderedDelivery: issue 26. 1,000 events over 10 ordering keys to one
