@@ -24,6 +24,13 @@ type fair struct {
 	// delivery of another endpoint finds one free.
 	holders    map[string]int
 	maxHolders int
+	// shortHolders bounds the takers holding an endpoint whose line is
+	// short (burstLine or less): one that keeps up with its deliveries
+	// may use every taker left free (zero: maxHolders).
+	shortHolders int
+	// burst is the longest line that is not a burst (burstLine; tests
+	// may set another).
+	burst int
 	// troubled, when set, tells the endpoints in trouble (Queue.Troubled):
 	// each is held by at most troubledHolders takers.
 	troubled func(endpointID string) bool
@@ -40,14 +47,23 @@ type fair struct {
 
 func newFair(size int) *fair {
 	return &fair{lines: map[string][]queued{}, holders: map[string]int{}, takenAt: map[string]time.Time{},
-		size: size, ready: make(chan struct{}, 1)}
+		size: size, burst: burstLine, ready: make(chan struct{}, 1)}
 }
 
-// bound sets maxHolders and troubled.
-func (f *fair) bound(maxHolders int, troubled func(endpointID string) bool) {
+// burstLine is the longest line that is not a burst: an endpoint whose
+// line is longer is held by at most maxHolders takers, each taking several
+// of its deliveries; one whose line is as short or shorter gives each taker
+// one delivery, and may be held by up to shortHolders. A healthy endpoint
+// whose starts slow down beside a burst (each taking hundreds of
+// milliseconds in a saturated Temporal) then has its deliveries started
+// side by side, not one after another (issue 51).
+const burstLine = 32
+
+// bound sets maxHolders, shortHolders and troubled.
+func (f *fair) bound(maxHolders, shortHolders int, troubled func(endpointID string) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.maxHolders, f.troubled = maxHolders, troubled
+	f.maxHolders, f.shortHolders, f.troubled = maxHolders, shortHolders, troubled
 }
 
 // put queues it at the end of its endpoint's line, false when size
@@ -78,7 +94,12 @@ func (f *fair) take(max int) []queued {
 	var out []queued
 	mine := map[string]bool{}
 	for len(out) < max {
-		i := slices.IndexFunc(f.turns, func(key string) bool { return mine[key] || f.free(key) })
+		i := slices.IndexFunc(f.turns, func(key string) bool {
+			if mine[key] {
+				return len(f.lines[key]) > f.burst
+			}
+			return f.free(key)
+		})
 		if i < 0 {
 			break
 		}
@@ -126,9 +147,12 @@ func (f *fair) release(batch []queued) {
 // is held. Whether the endpoint is in trouble is asked only of one some
 // taker holds already (troubledHolders is below maxHolders).
 func (f *fair) free(key string) bool {
-	held := f.holders[key]
+	held, most := f.holders[key], f.maxHolders
+	if len(f.lines[key]) <= f.burst && f.shortHolders > most {
+		most = f.shortHolders
+	}
 	switch {
-	case f.maxHolders > 0 && held >= f.maxHolders:
+	case most > 0 && held >= most:
 		return false
 	case held < troubledHolders:
 		return true

@@ -11,6 +11,7 @@ import (
 // a delivery to another queued after it: batches take the endpoints in turn.
 func TestFairServesEndpointsInTurn(t *testing.T) {
 	f := newFair(10)
+	f.burst = 0 // every line a burst: a batch takes several of one
 	for _, id := range []string{"b1", "b2", "b3", "b4", "a1", "c1", "a2"} {
 		if !f.put(queued{d: store.Delivery{ID: id, EndpointID: id[:1]}}) {
 			t.Fatalf("put %s refused", id)
@@ -51,7 +52,8 @@ func TestFairIsBounded(t *testing.T) {
 // endpoint finds a taker free; a release lets the endpoint be taken again.
 func TestFairLeavesTakersFree(t *testing.T) {
 	f := newFair(10)
-	f.bound(1, nil)
+	f.burst = 0
+	f.bound(1, 0, nil)
 	for _, id := range []string{"a1", "a2", "a3", "b1"} {
 		f.put(queued{d: store.Delivery{ID: id, EndpointID: id[:1]}})
 	}
@@ -80,7 +82,8 @@ func TestFairLeavesTakersFree(t *testing.T) {
 func TestFairSlowsFailingEndpoints(t *testing.T) {
 	failing := map[string]bool{"d": true}
 	f := newFair(20)
-	f.bound(3, func(key string) bool { return failing[key] })
+	f.burst = 0
+	f.bound(3, 0, func(key string) bool { return failing[key] })
 	for i := range 4 {
 		f.put(queued{d: store.Delivery{ID: fmt.Sprint("d", i), EndpointID: "d"}})
 		f.put(queued{d: store.Delivery{ID: fmt.Sprint("h", i), EndpointID: "h"}})
@@ -93,6 +96,29 @@ func TestFairSlowsFailingEndpoints(t *testing.T) {
 	failing["d"] = false
 	if got := f.take(2); fmt.Sprint(ids(got)) != "[d1 h3]" {
 		t.Fatalf("once d answers: took %v, want d1 h3", ids(got))
+	}
+}
+
+// TestFairSpreadsShortLines: an endpoint whose line is short (a healthy
+// one, keeping up) gives each taker one delivery and may be held by up to
+// shortHolders takers, while one whose line is a burst is held by at most
+// maxHolders, each taking several.
+func TestFairSpreadsShortLines(t *testing.T) {
+	f := newFair(20)
+	f.burst = 3
+	f.bound(2, 6, nil)
+	for i := range 10 {
+		f.put(queued{d: store.Delivery{ID: fmt.Sprint("b", i), EndpointID: "b"}})
+	}
+	for i := range 3 {
+		f.put(queued{d: store.Delivery{ID: fmt.Sprint("h", i), EndpointID: "h"}})
+	}
+	var takes []string
+	for range 3 {
+		takes = append(takes, fmt.Sprint(ids(f.take(4))))
+	}
+	if got, want := fmt.Sprint(takes), "[[b0 h0 b1 b2] [h1 b3 b4 b5] [h2]]"; got != want {
+		t.Fatalf("takes %s, want %s (b held twice at most, h once per take)", got, want)
 	}
 }
 

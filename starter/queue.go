@@ -64,8 +64,10 @@ type Queue struct {
 	Workers int
 	// Size bounds the deliveries waiting; zero means DefaultQueueSize.
 	Size int
-	// PerEndpoint is how many workers may start one endpoint's
-	// deliveries at once; zero means DefaultStartsPerEndpoint.
+	// PerEndpoint is how many workers may start the deliveries of one
+	// endpoint with a burst waiting (more than burstLine) at once; zero
+	// means DefaultStartsPerEndpoint. One with fewer waiting may use every
+	// worker but freeWorkers, one delivery each (fair.shortHolders).
 	PerEndpoint int
 	// Troubled, when set, tells the endpoints in trouble: slow or failing
 	// (activities.Shares.Troubled). At most troubledHolders workers start
@@ -136,7 +138,7 @@ func (q *Queue) Run(ctx context.Context) {
 	if workers <= 0 {
 		workers = DefaultQueueWorkers
 	}
-	q.wait.bound(holders(workers, q.PerEndpoint), q.Troubled)
+	q.wait.bound(holders(workers, q.PerEndpoint), holders(workers, workers), q.Troubled)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
