@@ -22,6 +22,13 @@ const (
 	// attempt again, and short: until an endpoint is found slow its
 	// deliveries are started at full speed (starter.Queue.Troubled).
 	slowAfter = time.Second
+	// fullSlowAfter makes an endpoint slow sooner when every one of its
+	// PerEndpoint local first attempts has had its request out that long:
+	// a receiver that holds a burst's requests is found slow in a quarter
+	// of a second rather than a second, and its deliveries paced sooner.
+	// A receiver that answers at once, even on a saturated machine, never
+	// holds all of them that long.
+	fullSlowAfter = 250 * time.Millisecond
 	// slowFor is how long a slow endpoint's first attempts are all handed
 	// over, from the last slow one seen.
 	slowFor = time.Minute
@@ -93,7 +100,7 @@ func (s *Shares) take(endpointID string) (sl *slot, ok bool) {
 		e = &share{}
 	}
 	full := (s.PerEndpoint > 0 && len(e.open) >= s.PerEndpoint) || (s.Total > 0 && s.total >= s.Total)
-	if e.slow(now) || full {
+	if e.slow(now, s.PerEndpoint) || full {
 		return nil, false
 	}
 	if s.ends == nil {
@@ -165,17 +172,30 @@ func (s *Shares) Troubled(endpointID string) bool {
 		return false
 	}
 	now := s.clock()
-	return e.slow(now) || now.Before(e.failingUntil)
+	return e.slow(now, s.PerEndpoint) || now.Before(e.failingUntil)
 }
 
 // slow reports whether the endpoint is slow at now, first marking it so
 // for slowFor when the request of an open first attempt went out slowAfter
-// ago or more.
-func (e *share) slow(now time.Time) bool {
-	if slices.ContainsFunc(e.open, func(sl *slot) bool { return !sl.sent.IsZero() && now.Sub(sl.sent) >= slowAfter }) {
+// ago or more, or the requests of per of them (its whole share; zero: no
+// share) fullSlowAfter ago or more.
+func (e *share) slow(now time.Time, per int) bool {
+	if e.holding(now, slowAfter) >= 1 || (per > 0 && e.holding(now, fullSlowAfter) >= per) {
 		e.slowUntil = now.Add(slowFor)
 	}
 	return now.Before(e.slowUntil)
+}
+
+// holding is how many of the endpoint's open first attempts have had their
+// requests out for d or longer at now.
+func (e *share) holding(now time.Time, d time.Duration) int {
+	n := 0
+	for _, sl := range e.open {
+		if !sl.sent.IsZero() && now.Sub(sl.sent) >= d {
+			n++
+		}
+	}
+	return n
 }
 
 // inFlight is how many local first attempts the endpoint has open now.

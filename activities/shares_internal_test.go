@@ -149,3 +149,34 @@ func TestSlowEndpointIsTroubled(t *testing.T) {
 		t.Fatal("still in trouble slowFor after its slow attempt")
 	}
 }
+
+// TestFullShareHeldIsSlow: an endpoint whose whole share of local first
+// attempts has had its requests out for fullSlowAfter is in trouble
+// (slow), without waiting for slowAfter; one with fewer held, or held for
+// less, is not.
+func TestFullShareHeldIsSlow(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := NewShares(2, 10)
+	s.now = func() time.Time { return now }
+	for _, ep := range []string{"burst", "burst", "one"} {
+		sl, ok := s.take(ep)
+		if !ok {
+			t.Fatalf("%s: share refused", ep)
+		}
+		s.sending(sl)
+	}
+	now = now.Add(fullSlowAfter - time.Millisecond)
+	if s.Troubled("burst") {
+		t.Fatal("in trouble before its share was held for fullSlowAfter")
+	}
+	now = now.Add(time.Millisecond)
+	if !s.Troubled("burst") {
+		t.Fatal("not in trouble with its whole share held for fullSlowAfter")
+	}
+	if s.Troubled("one") {
+		t.Fatal("in trouble with one request of a share of two out for fullSlowAfter")
+	}
+	if _, ok := s.take("burst"); ok {
+		t.Fatal("a slow endpoint took a local first attempt")
+	}
+}
