@@ -37,7 +37,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 			a.Store.HandOver(in.DeliveryID)
 			return workflows.DeliverResult{HandedOver: true}, nil
 		}
-		ctx = withSending(ctx, func() { a.Shares.sending(sl) })
+		ctx = withSending(ctx, func() func() { return a.Shares.sending(sl) })
 		defer func() { a.Shares.done(in.EndpointID, sl, took, failed) }()
 	}
 	t, row, err := a.Store.BeginTarget(ctx, store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
@@ -174,7 +174,8 @@ func (a *Activities) post(ctx context.Context, t store.Target, in workflows.Deli
 	setHeaders(req, t, in)
 	rec.StartedAt = time.Now()
 	sign(req, t, body, rec.StartedAt)
-	sendingNow(ctx)
+	answered := sendingNow(ctx)
+	defer answered()
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
 		rec.DurationMs = msSince(rec.StartedAt)

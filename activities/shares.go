@@ -26,8 +26,8 @@ const (
 	// PerEndpoint local first attempts has had its request out that long:
 	// a receiver that holds a burst's requests is found slow in a quarter
 	// of a second rather than a second, and its deliveries paced sooner.
-	// A receiver that answers at once, even on a saturated machine, never
-	// holds all of them that long.
+	// Only unanswered requests count: the time spent recording an answer,
+	// long on a saturated machine, is hookrelay's, not the receiver's.
 	fullSlowAfter = 250 * time.Millisecond
 	// slowFor is how long a slow endpoint's first attempts are all handed
 	// over, from the last slow one seen.
@@ -84,7 +84,8 @@ func (s *Shares) clock() time.Time {
 // (waiting for PostgreSQL on a busy machine) and after its answer never
 // makes an endpoint slow.
 type slot struct {
-	sent time.Time
+	sent     time.Time
+	answered bool
 }
 
 // take reserves a local first attempt for the endpoint, false when it must
@@ -113,14 +114,21 @@ func (s *Shares) take(endpointID string) (sl *slot, ok bool) {
 	return sl, true
 }
 
-// sending records that sl's request goes out now.
-func (s *Shares) sending(sl *slot) {
+// sending records that sl's request goes out now, and returns what marks
+// it answered (its answer read, or the request failed): the time after that
+// is hookrelay's, and never makes the endpoint slow.
+func (s *Shares) sending(sl *slot) (answered func()) {
 	if s == nil || sl == nil {
-		return
+		return func() {}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sl.sent = s.clock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		sl.answered = true
+	}
 }
 
 // done gives back the endpoint's local first attempt sl; took is how long
@@ -187,11 +195,11 @@ func (e *share) slow(now time.Time, per int) bool {
 }
 
 // holding is how many of the endpoint's open first attempts have had their
-// requests out for d or longer at now.
+// requests out, unanswered, for d or longer at now.
 func (e *share) holding(now time.Time, d time.Duration) int {
 	n := 0
 	for _, sl := range e.open {
-		if !sl.sent.IsZero() && now.Sub(sl.sent) >= d {
+		if !sl.sent.IsZero() && !sl.answered && now.Sub(sl.sent) >= d {
 			n++
 		}
 	}
@@ -216,14 +224,17 @@ func (s *Shares) inFlight(endpointID string) int {
 type sendingKey struct{}
 
 // withSending returns ctx carrying f, which post calls as the request goes
-// out (sendingNow).
-func withSending(ctx context.Context, f func()) context.Context {
+// out (sendingNow), and whose result it calls once the answer is read or
+// the request failed.
+func withSending(ctx context.Context, f func() (answered func())) context.Context {
 	return context.WithValue(ctx, sendingKey{}, f)
 }
 
-// sendingNow calls the function ctx carries from withSending, if any.
-func sendingNow(ctx context.Context) {
-	if f, ok := ctx.Value(sendingKey{}).(func()); ok {
-		f()
+// sendingNow calls the function ctx carries from withSending, if any, and
+// returns what post calls once answered (nothing without one).
+func sendingNow(ctx context.Context) (answered func()) {
+	if f, ok := ctx.Value(sendingKey{}).(func() func()); ok {
+		return f()
 	}
+	return func() {}
 }

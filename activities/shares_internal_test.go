@@ -153,17 +153,21 @@ func TestSlowEndpointIsTroubled(t *testing.T) {
 // TestFullShareHeldIsSlow: an endpoint whose whole share of local first
 // attempts has had its requests out for fullSlowAfter is in trouble
 // (slow), without waiting for slowAfter; one with fewer held, or held for
-// less, is not.
+// less, or whose requests were answered and whose attempts are only being
+// recorded, is not.
 func TestFullShareHeldIsSlow(t *testing.T) {
 	now := time.Unix(0, 0)
 	s := NewShares(2, 10)
 	s.now = func() time.Time { return now }
-	for _, ep := range []string{"burst", "burst", "one"} {
+	for _, ep := range []string{"burst", "burst", "one", "answered", "answered"} {
 		sl, ok := s.take(ep)
 		if !ok {
 			t.Fatalf("%s: share refused", ep)
 		}
-		s.sending(sl)
+		answered := s.sending(sl)
+		if ep == "answered" {
+			answered()
+		}
 	}
 	now = now.Add(fullSlowAfter - time.Millisecond)
 	if s.Troubled("burst") {
@@ -175,6 +179,9 @@ func TestFullShareHeldIsSlow(t *testing.T) {
 	}
 	if s.Troubled("one") {
 		t.Fatal("in trouble with one request of a share of two out for fullSlowAfter")
+	}
+	if s.Troubled("answered") {
+		t.Fatal("in trouble for answered requests whose attempts are being recorded")
 	}
 	if _, ok := s.take("burst"); ok {
 		t.Fatal("a slow endpoint took a local first attempt")
