@@ -30,7 +30,7 @@ import (
 // reads the delivery's status: an attempt of a delivery that has ended is
 // never sent (DeliverResult.Ended).
 func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
-	failed, took := false, time.Duration(0) // a request went out and failed; its receiver's time
+	failed := false // a request went out and failed
 	if in.MayHandOver {
 		sl, ok := a.Shares.take(in.EndpointID)
 		if !ok {
@@ -38,7 +38,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 			return workflows.DeliverResult{HandedOver: true}, nil
 		}
 		ctx = withSending(ctx, func() func() { return a.Shares.sending(sl) })
-		defer func() { a.Shares.done(in.EndpointID, sl, took, failed) }()
+		defer func() { a.Shares.done(in.EndpointID, sl, failed) }()
 	}
 	t, row, err := a.Store.BeginTarget(ctx, store.Attempt{DeliveryID: in.DeliveryID, Attempt: in.Attempt,
 		ScheduledAt: in.ScheduledAt, StartedAt: time.Now()}, policies.AttemptStates(in.Probe), in.MayThrottle)
@@ -78,7 +78,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 	a.Logger.InfoContext(ctx, "attempt_made", "delivery_id", in.DeliveryID, "attempt", in.Attempt,
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
 	res := resultOf(rec, done.Counters)
-	failed, took = !rec.Success, time.Duration(rec.DurationMs*float64(time.Millisecond))
+	failed = !rec.Success
 	if done.Delivered != nil {
 		a.finished(ctx, in.DeliveryID, policies.StatusDelivered, "", done.Delivered, "")
 	}

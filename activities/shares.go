@@ -79,13 +79,29 @@ func (s *Shares) clock() time.Time {
 	return s.now()
 }
 
-// slot is one local first attempt open: when its request went out, zero
-// until it does. Slowness is the receiver's: the time before the request
-// (waiting for PostgreSQL on a busy machine) and after its answer never
-// makes an endpoint slow.
+// slot is one local first attempt open: when its request went out and when
+// it was answered, each zero until it happens. Slowness is the receiver's:
+// the time before the request (waiting for PostgreSQL on a busy machine)
+// and after its answer never makes an endpoint slow.
 type slot struct {
-	sent     time.Time
-	answered bool
+	sent, answered time.Time
+}
+
+// out is how long sl's request has been out unanswered at now; zero
+// before it goes out and once it is answered.
+func (sl *slot) out(now time.Time) time.Duration {
+	if sl.sent.IsZero() || !sl.answered.IsZero() {
+		return 0
+	}
+	return now.Sub(sl.sent)
+}
+
+// took is how long sl's receiver took to answer; zero until it did.
+func (sl *slot) took() time.Duration {
+	if sl.sent.IsZero() || sl.answered.IsZero() {
+		return 0
+	}
+	return sl.answered.Sub(sl.sent)
 }
 
 // take reserves a local first attempt for the endpoint, false when it must
@@ -127,14 +143,13 @@ func (s *Shares) sending(sl *slot) (answered func()) {
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		sl.answered = true
+		sl.answered = s.clock()
 	}
 }
 
-// done gives back the endpoint's local first attempt sl; took is how long
-// its receiver took (zero when no request went out), and failed says
-// whether it answered with a failure (or none).
-func (s *Shares) done(endpointID string, sl *slot, took time.Duration, failed bool) {
+// done gives back the endpoint's local first attempt sl; failed says
+// whether its receiver answered with a failure (or none).
+func (s *Shares) done(endpointID string, sl *slot, failed bool) {
 	if s == nil {
 		return
 	}
@@ -145,7 +160,7 @@ func (s *Shares) done(endpointID string, sl *slot, took time.Duration, failed bo
 		return
 	}
 	now := s.clock()
-	if took >= slowAfter {
+	if sl.took() >= slowAfter {
 		e.slowUntil = now.Add(slowFor)
 	}
 	e.failingUntil = time.Time{}
@@ -188,22 +203,18 @@ func (s *Shares) Troubled(endpointID string) bool {
 // ago or more, or the requests of per of them (its whole share; zero: no
 // share) fullSlowAfter ago or more.
 func (e *share) slow(now time.Time, per int) bool {
-	if e.holding(now, slowAfter) >= 1 || (per > 0 && e.holding(now, fullSlowAfter) >= per) {
+	longest, held := time.Duration(0), 0 // held: out fullSlowAfter or more
+	for _, sl := range e.open {
+		out := sl.out(now)
+		longest = max(longest, out)
+		if out >= fullSlowAfter {
+			held++
+		}
+	}
+	if longest >= slowAfter || (per > 0 && held >= per) {
 		e.slowUntil = now.Add(slowFor)
 	}
 	return now.Before(e.slowUntil)
-}
-
-// holding is how many of the endpoint's open first attempts have had their
-// requests out, unanswered, for d or longer at now.
-func (e *share) holding(now time.Time, d time.Duration) int {
-	n := 0
-	for _, sl := range e.open {
-		if !sl.sent.IsZero() && !sl.answered && now.Sub(sl.sent) >= d {
-			n++
-		}
-	}
-	return n
 }
 
 // inFlight is how many local first attempts the endpoint has open now.

@@ -28,7 +28,7 @@ func TestShares(t *testing.T) {
 			t.Fatalf("step %d: take(%s) = %v, want %v", i, st.endpoint, got, st.want)
 		}
 	}
-	s.done("a", first, 0, false)
+	s.done("a", first, false)
 	if !take("c") || take("a") {
 		t.Fatal("after a gave one back: c should take it, then a nothing")
 	}
@@ -56,7 +56,7 @@ func TestSlowEndpointHandsOver(t *testing.T) {
 	if _, ok := s.take("slow"); !ok {
 		t.Fatal("slow before its request went out (the wait for PostgreSQL is not the receiver's)")
 	}
-	s.sending(sl)
+	answered := s.sending(sl)
 	now = now.Add(slowAfter)
 	if _, ok := s.take("slow"); ok {
 		t.Fatal("a slow endpoint took a local first attempt")
@@ -64,7 +64,8 @@ func TestSlowEndpointHandsOver(t *testing.T) {
 	if _, ok := s.take("fast"); !ok {
 		t.Fatal("another endpoint was refused")
 	}
-	s.done("slow", sl, slowAfter, false)
+	answered()
+	s.done("slow", sl, false)
 	now = now.Add(slowFor - time.Second)
 	if _, ok := s.take("slow"); ok {
 		t.Fatal("still slow within slowFor of its last slow attempt")
@@ -87,7 +88,7 @@ func TestFailingEndpoint(t *testing.T) {
 		if !ok {
 			t.Fatalf("take(%s) refused", e)
 		}
-		s.done(e, sl, 0, failed)
+		s.done(e, sl, failed)
 	}
 	attempt("down", true)
 	attempt("up", false)
@@ -123,11 +124,12 @@ func TestSlowEndpointIsTroubled(t *testing.T) {
 	s.now = func() time.Time { return now }
 	held, _ := s.take("held")
 	quick, _ := s.take("quick")
-	s.sending(held)
+	heldAnswered := s.sending(held)
 	now = now.Add(slowAfter - time.Millisecond)
-	s.sending(quick)
+	quickAnswered := s.sending(quick)
 	now = now.Add(10 * time.Millisecond)
-	s.done("quick", quick, 10*time.Millisecond, false)
+	quickAnswered()
+	s.done("quick", quick, false)
 	now = now.Add(-10 * time.Millisecond)
 	if s.Troubled("held") || s.Troubled("quick") {
 		t.Fatal("in trouble before any request was out for slowAfter")
@@ -139,7 +141,8 @@ func TestSlowEndpointIsTroubled(t *testing.T) {
 	if s.Troubled("quick") {
 		t.Fatal("in trouble for an attempt that waited slowAfter before its request")
 	}
-	s.done("held", held, slowAfter, false)
+	heldAnswered()
+	s.done("held", held, false)
 	now = now.Add(slowFor - time.Second)
 	if !s.Troubled("held") {
 		t.Fatal("not in trouble within slowFor of its slow attempt")

@@ -96,7 +96,7 @@ func (f *fair) take(max int) []queued {
 	for len(out) < max {
 		i := slices.IndexFunc(f.turns, func(key string) bool {
 			if mine[key] {
-				return len(f.lines[key]) > f.burst
+				return !f.short(key)
 			}
 			return f.free(key)
 		})
@@ -148,7 +148,7 @@ func (f *fair) release(batch []queued) {
 // taker holds already (troubledHolders is below maxHolders).
 func (f *fair) free(key string) bool {
 	held, most := f.holders[key], f.maxHolders
-	if len(f.lines[key]) <= f.burst && f.shortHolders > most {
+	if f.short(key) && f.shortHolders > most {
 		most = f.shortHolders
 	}
 	switch {
@@ -159,6 +159,10 @@ func (f *fair) free(key string) bool {
 	}
 	return f.troubled == nil || !f.troubled(key)
 }
+
+// short reports whether the endpoint's line is not a burst (burstLine);
+// f.mu is held.
+func (f *fair) short(key string) bool { return len(f.lines[key]) <= f.burst }
 
 // signalIfTakeable signals when a delivery waits that a taker may take;
 // f.mu is held.
