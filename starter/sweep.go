@@ -24,8 +24,8 @@ const DefaultBatchGrace = 2 * time.Minute
 // whose start failed put off; those whose start failed too often end),
 // starts the Batch workflow of any batch left without one, settles the
 // attempts a stopped worker left open (SettleOpen), and reconciles the
-// deliveries in flight whose workflow is closed or gone (Reconcile). Only
-// deliveries and batches older than grace count.
+// deliveries in flight whose workflow is closed or gone (Reconcile, asking
+// visibility first). Only deliveries and batches older than grace count.
 func (s *Starter) SweepOnce(ctx context.Context, grace time.Duration) error {
 	errs := []error{s.sweepAwaiting(ctx, grace), s.wakeBatchers(ctx, grace)}
 	ds, err := s.Store.UnstartedDeliveries(ctx, grace, 500)
@@ -35,7 +35,7 @@ func (s *Starter) SweepOnce(ctx context.Context, grace time.Duration) error {
 			s.Metrics.SweeperStarted(len(ds))
 		}
 	}
-	errs = append(errs, err, s.recoverBatches(ctx), s.SettleOpen(ctx, SettleAge), s.Reconcile(ctx, grace))
+	errs = append(errs, err, s.recoverBatches(ctx), s.SettleOpen(ctx, SettleAge), s.reconcile(ctx, grace, true))
 	return errors.Join(errs...)
 }
 
