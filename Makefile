@@ -12,6 +12,9 @@ GO_TEST_FLAGS ?= -count=1 -timeout 30m -parallel 8
 ifndef RESULTS
 RESULTS := $(CURDIR)/bench/results/$(shell git rev-parse --short HEAD 2>/dev/null || echo run).jsonl
 endif
+# a relative RESULTS is the repository's: the tests run in their package's
+# directory, where it would not open (and a 30-minute run would end unwritten)
+override RESULTS := $(abspath $(RESULTS))
 
 .PHONY: run run-cluster test-cluster cluster-bins test test-helm chaos bench bench-dev bench-cluster bench-extra bench-hostile lint build bootstrap fuzz clean
 
