@@ -121,8 +121,8 @@ func (s *Starter) settled(ctx context.Context, ds []store.InFlight) func(store.I
 		s.Logger.WarnContext(ctx, "reconcile_list_failed", "error", err)
 	}
 	return func(d store.InFlight) bool {
-		st, ok := seen[workflowOf(d)]
-		return ok && (st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)
+		st := seen[workflowOf(d)].status // zero (unspecified) when not shown
+		return st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
 	}
 }
 

@@ -40,12 +40,7 @@ func (d *describes) DescribeWorkflowExecution(ctx context.Context, id, runID str
 func TestSweepReconcilesFromVisibility(t *testing.T) {
 	t.Parallel()
 	ctx, st, c := context.Background(), testenv.Store(t), testenv.Client(t)
-	name := "listed"
-	sub := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://127.0.0.1:1/listed",
-		EventTypes: []string{"r"}, Policy: "workfront", Active: true}
-	if _, err := st.PutSubscriptionByName(ctx, &sub); err != nil {
-		t.Fatal(err)
-	}
+	putWorkfront(t, st, "listed", "r")
 	queue := testenv.QueuePrefix(t) + "-listed" // no worker: its workflows stay running
 	ds := map[string]store.Delivery{}
 	for _, id := range []string{"run0", "run1", "term", "gone"} {

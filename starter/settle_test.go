@@ -49,12 +49,7 @@ func openFirstAttempt(t *testing.T, st *store.Store, id, typ string, startedAt t
 func TestSettleOpenRecordsDeliveredOutcome(t *testing.T) {
 	t.Parallel()
 	ctx, st, c := context.Background(), testenv.Store(t), testenv.Client(t)
-	name := "settle"
-	sub := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://127.0.0.1:1/settle",
-		EventTypes: []string{"s"}, Policy: "workfront", Active: true}
-	if _, err := st.PutSubscriptionByName(ctx, &sub); err != nil {
-		t.Fatal(err)
-	}
+	putWorkfront(t, st, "settle", "s")
 	old := time.Now().Add(-2 * time.Minute)
 	lost := openFirstAttempt(t, st, "lost", "s", old)
 	running := openFirstAttempt(t, st, "running", "s", old)

@@ -25,6 +25,17 @@ func putEG(t *testing.T, st *store.Store, name, typ string, eg eventgrid.Setting
 	return sub
 }
 
+// putWorkfront stores the workfront subscription name to events of type
+// typ, its receiver an address nothing listens on.
+func putWorkfront(t *testing.T, st *store.Store, name, typ string) {
+	t.Helper()
+	sub := store.Subscription{AccountID: store.DefaultAccount, Name: &name, URL: "http://127.0.0.1:1/" + name,
+		EventTypes: []string{typ}, Policy: "workfront", Active: true}
+	if _, err := st.PutSubscriptionByName(context.Background(), &sub); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func publishType(t *testing.T, st *store.Store, id, typ string) store.Delivery {
 	t.Helper()
 	res, err := st.Publish(context.Background(), store.Event{AccountID: store.DefaultAccount, ExternalID: id, Type: typ})

@@ -18,8 +18,8 @@ const listChunk = 100
 // id it shows no run of is absent; so is one that a query could not name
 // (a quote in it). Visibility follows the workflows a little behind: a run
 // closed a moment ago may still show as running.
-func (s *Starter) visible(ctx context.Context, ids []string) (map[string]enumspb.WorkflowExecutionStatus, error) {
-	seen := map[string]*statusAt{}
+func (s *Starter) visible(ctx context.Context, ids []string) (map[string]statusAt, error) {
+	seen := map[string]statusAt{}
 	for chunk := range slices.Chunk(quotable(ids), listChunk) {
 		req := &workflowservice.ListWorkflowExecutionsRequest{Query: idsQuery(chunk), PageSize: int32(2 * len(chunk))}
 		for {
@@ -28,18 +28,15 @@ func (s *Starter) visible(ctx context.Context, ids []string) (map[string]enumspb
 				return nil, fmt.Errorf("starter: list workflows: %w", err)
 			}
 			for _, info := range resp.GetExecutions() {
-				seen[info.GetExecution().GetWorkflowId()] = seen[info.GetExecution().GetWorkflowId()].or(info.GetStatus(), info.GetStartTime().AsTime().UnixNano())
+				id := info.GetExecution().GetWorkflowId()
+				seen[id] = seen[id].or(statusAt{info.GetStatus(), info.GetStartTime().AsTime().UnixNano()})
 			}
 			if req.NextPageToken = resp.GetNextPageToken(); len(req.NextPageToken) == 0 {
 				break
 			}
 		}
 	}
-	out := make(map[string]enumspb.WorkflowExecutionStatus, len(seen))
-	for id, st := range seen {
-		out[id] = st.status
-	}
-	return out, nil
+	return seen, nil
 }
 
 // statusAt is a run's status and when it started.
@@ -48,14 +45,14 @@ type statusAt struct {
 	started int64
 }
 
-// or is the run that tells a workflow's status, of s and another: a
-// running one, else the later one.
-func (s *statusAt) or(status enumspb.WorkflowExecutionStatus, started int64) *statusAt {
+// or is the run that tells a workflow's status, of s (zero: none yet) and
+// r: a running one, else the later one.
+func (s statusAt) or(r statusAt) statusAt {
 	running := enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
-	if s != nil && (s.status == running || status != running && s.started >= started) {
+	if s.started != 0 && (s.status == running || r.status != running && s.started >= r.started) {
 		return s
 	}
-	return &statusAt{status: status, started: started}
+	return r
 }
 
 // quotable is the ids a query can name between single quotes.

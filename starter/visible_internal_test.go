@@ -11,23 +11,19 @@ import (
 func TestVisibleStatusOfRuns(t *testing.T) {
 	running, terminated := enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED
 	failed := enumspb.WORKFLOW_EXECUTION_STATUS_FAILED
-	type run struct {
-		status  enumspb.WorkflowExecutionStatus
-		started int64
-	}
 	for _, c := range []struct {
-		runs []run
+		runs []statusAt
 		want enumspb.WorkflowExecutionStatus
 	}{
-		{[]run{{terminated, 1}}, terminated},
-		{[]run{{terminated, 1}, {running, 2}}, running},
-		{[]run{{running, 1}, {terminated, 2}}, running},
-		{[]run{{failed, 1}, {terminated, 2}}, terminated},
-		{[]run{{terminated, 2}, {failed, 1}}, terminated},
+		{[]statusAt{{terminated, 1}}, terminated},
+		{[]statusAt{{terminated, 1}, {running, 2}}, running},
+		{[]statusAt{{running, 1}, {terminated, 2}}, running},
+		{[]statusAt{{failed, 1}, {terminated, 2}}, terminated},
+		{[]statusAt{{terminated, 2}, {failed, 1}}, terminated},
 	} {
-		var s *statusAt
+		var s statusAt
 		for _, r := range c.runs {
-			s = s.or(r.status, r.started)
+			s = s.or(r)
 		}
 		if s.status != c.want {
 			t.Errorf("runs %v: %v, want %v", c.runs, s.status, c.want)
