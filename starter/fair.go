@@ -32,7 +32,9 @@ type fair struct {
 	// may set another).
 	burst int
 	// troubled, when set, tells the endpoints in trouble (Queue.Troubled):
-	// each is held by at most troubledHolders takers.
+	// each is held by at most troubledHolders takers, with one of its
+	// deliveries in a batch, so that its paced starts (Queue.pause) go
+	// out one at a time, not several back to back.
 	troubled func(endpointID string) bool
 	// takenAt is when a delivery of each endpoint was last taken, kept
 	// for busyWindow (othersBusy); forgottenAt is when the older ones
@@ -96,7 +98,7 @@ func (f *fair) take(max int) []queued {
 	for len(out) < max {
 		i := slices.IndexFunc(f.turns, func(key string) bool {
 			if mine[key] {
-				return !f.short(key)
+				return !f.short(key) && (f.troubled == nil || !f.troubled(key))
 			}
 			return f.free(key)
 		})

@@ -129,3 +129,25 @@ func ids(qs []queued) []string {
 	}
 	return out
 }
+
+// TestFairTakesOneOfATroubledEndpoint: a batch holds one delivery of an
+// endpoint in trouble, however long its line, and several of one that is
+// not, so that a troubled endpoint's paced starts go out one at a time.
+func TestFairTakesOneOfATroubledEndpoint(t *testing.T) {
+	troubled := map[string]bool{"s": true}
+	f := newFair(20)
+	f.burst = 0
+	f.bound(4, 0, func(key string) bool { return troubled[key] })
+	for i := range 6 {
+		f.put(queued{d: store.Delivery{ID: fmt.Sprint("s", i), EndpointID: "s"}})
+	}
+	first := f.take(4)
+	if got := fmt.Sprint(ids(first)); got != "[s0]" {
+		t.Fatalf("troubled: took %s, want [s0]", got)
+	}
+	f.release(first)
+	troubled["s"] = false
+	if got := fmt.Sprint(ids(f.take(4))); got != "[s1 s2 s3 s4]" {
+		t.Fatalf("once it answers: took %s, want [s1 s2 s3 s4]", got)
+	}
+}

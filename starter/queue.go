@@ -34,7 +34,7 @@ const (
 	// finds one of them free (fair.maxHolders).
 	freeWorkers = 2
 	// troubledHolders is how many workers may start the deliveries of an
-	// endpoint in trouble at once (Queue.Troubled).
+	// endpoint in trouble at once (Queue.Troubled), one in each batch.
 	troubledHolders = 1
 	// DefaultTroubledPerSecond is how many deliveries of an endpoint in
 	// trouble are started a second while another endpoint's are being
