@@ -98,7 +98,7 @@ func (f *fair) take(max int) []queued {
 	for len(out) < max {
 		i := slices.IndexFunc(f.turns, func(key string) bool {
 			if mine[key] {
-				return !f.short(key) && (f.troubled == nil || !f.troubled(key))
+				return !f.short(key) && !f.inTrouble(key)
 			}
 			return f.free(key)
 		})
@@ -159,8 +159,12 @@ func (f *fair) free(key string) bool {
 	case held < troubledHolders:
 		return true
 	}
-	return f.troubled == nil || !f.troubled(key)
+	return !f.inTrouble(key)
 }
+
+// inTrouble reports whether the endpoint is in trouble (f.troubled, when
+// set); f.mu is held.
+func (f *fair) inTrouble(key string) bool { return f.troubled != nil && f.troubled(key) }
 
 // short reports whether the endpoint's line is not a burst (burstLine);
 // f.mu is held.

@@ -81,13 +81,9 @@ func TestFairLeavesTakersFree(t *testing.T) {
 // take it too.
 func TestFairSlowsFailingEndpoints(t *testing.T) {
 	failing := map[string]bool{"d": true}
-	f := newFair(20)
-	f.burst = 0
-	f.bound(3, 0, func(key string) bool { return failing[key] })
-	for i := range 4 {
-		f.put(queued{d: store.Delivery{ID: fmt.Sprint("d", i), EndpointID: "d"}})
-		f.put(queued{d: store.Delivery{ID: fmt.Sprint("h", i), EndpointID: "h"}})
-	}
+	f := troubledFair(3, failing)
+	putLine(f, "d", 4)
+	putLine(f, "h", 4)
 	first := f.take(2) // d0, h0
 	second := f.take(2)
 	if fmt.Sprint(ids(first), ids(second)) != "[d0 h0] [h1 h2]" {
@@ -107,18 +103,31 @@ func TestFairSpreadsShortLines(t *testing.T) {
 	f := newFair(20)
 	f.burst = 3
 	f.bound(2, 6, nil)
-	for i := range 10 {
-		f.put(queued{d: store.Delivery{ID: fmt.Sprint("b", i), EndpointID: "b"}})
-	}
-	for i := range 3 {
-		f.put(queued{d: store.Delivery{ID: fmt.Sprint("h", i), EndpointID: "h"}})
-	}
+	putLine(f, "b", 10)
+	putLine(f, "h", 3)
 	var takes []string
 	for range 3 {
 		takes = append(takes, fmt.Sprint(ids(f.take(4))))
 	}
 	if got, want := fmt.Sprint(takes), "[[b0 h0 b1 b2] [h1 b3 b4 b5] [h2]]"; got != want {
 		t.Fatalf("takes %s, want %s (b held twice at most, h once per take)", got, want)
+	}
+}
+
+// troubledFair is a queue of 20 whose every line is a burst, each endpoint
+// held by at most maxHolders takers, the endpoints in troubled in trouble.
+func troubledFair(maxHolders int, troubled map[string]bool) *fair {
+	f := newFair(20)
+	f.burst = 0
+	f.bound(maxHolders, 0, func(key string) bool { return troubled[key] })
+	return f
+}
+
+// putLine queues n deliveries of the endpoint, its id and a number each
+// ("d0", "d1", ...).
+func putLine(f *fair, endpoint string, n int) {
+	for i := range n {
+		f.put(queued{d: store.Delivery{ID: fmt.Sprint(endpoint, i), EndpointID: endpoint}})
 	}
 }
 
@@ -135,12 +144,8 @@ func ids(qs []queued) []string {
 // not, so that a troubled endpoint's paced starts go out one at a time.
 func TestFairTakesOneOfATroubledEndpoint(t *testing.T) {
 	troubled := map[string]bool{"s": true}
-	f := newFair(20)
-	f.burst = 0
-	f.bound(4, 0, func(key string) bool { return troubled[key] })
-	for i := range 6 {
-		f.put(queued{d: store.Delivery{ID: fmt.Sprint("s", i), EndpointID: "s"}})
-	}
+	f := troubledFair(4, troubled)
+	putLine(f, "s", 6)
 	first := f.take(4)
 	if got := fmt.Sprint(ids(first)); got != "[s0]" {
 		t.Fatalf("troubled: took %s, want [s0]", got)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -57,8 +57,9 @@ func TestSweepReconcilesFromVisibility(t *testing.T) {
 	if err := st.MarkStarted(ctx, []string{ds["run0"].ID, ds["run1"].ID, ds["term"].ID, ds["gone"].ID}); err != nil {
 		t.Fatal(err)
 	}
-	waitVisible(t, c, `WorkflowId IN ('`+ds["run0"].WorkflowID+`', '`+ds["run1"].WorkflowID+
-		`') OR (WorkflowId = '`+ds["term"].WorkflowID+`' AND ExecutionStatus = 'Terminated')`, 3)
+	testenv.AwaitListed(t, c, `WorkflowId IN ('`+ds["run0"].WorkflowID+`', '`+ds["run1"].WorkflowID+
+		`') OR (WorkflowId = '`+ds["term"].WorkflowID+`' AND ExecutionStatus = 'Terminated')`,
+		func(runs []*workflowpb.WorkflowExecutionInfo) bool { return len(runs) == 3 })
 
 	rec := &describes{Client: c}
 	if err := testenv.Starter(t, rec, st).ReconcileListed(ctx, 0); err != nil {
@@ -79,20 +80,6 @@ func TestSweepReconcilesFromVisibility(t *testing.T) {
 	for _, id := range []string{"run0", "run1", "gone"} {
 		if d := delivery(t, st, ds[id].ID); d.Status == policies.StatusDeadLettered {
 			t.Errorf("%s ended: %s", id, d.FinalReason)
-		}
-	}
-}
-
-// waitVisible waits until visibility shows n runs for the query.
-func waitVisible(t *testing.T, c client.Client, query string, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
-		if err == nil && len(resp.GetExecutions()) == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("visibility never showed %d runs for %s: %d, %v", n, query, len(resp.GetExecutions()), err)
 		}
 	}
 }

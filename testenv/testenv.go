@@ -17,6 +17,8 @@ import (
 	"time"
 
 	historypb "go.temporal.io/api/history/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -246,4 +248,19 @@ func History(t testing.TB, c client.Client, workflowID string) *historypb.Histor
 		hist.Events = append(hist.Events, e)
 	}
 	return hist
+}
+
+// AwaitListed waits, up to 30 s, until the runs visibility lists for query
+// satisfy done, and fails the test if they never do.
+func AwaitListed(t testing.TB, c client.Client, query string, done func([]*workflowpb.WorkflowExecutionInfo) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err == nil && done(resp.GetExecutions()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("visibility never listed what the test waits for, for %s: %d runs, %v", query, len(resp.GetExecutions()), err)
+		}
+	}
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/hookrelay/hookrelay/policies"
@@ -100,7 +101,11 @@ func TestIdentityOnlyOffTheCommonPath(t *testing.T) {
 	}
 	// README.md#in-the-temporal-web-ui: found by its id's prefix.
 	prefix := strings.Join(strings.Split(quiet.delivery.WorkflowID, "/")[:2], "/") + "/"
-	awaitListed(t, c, fmt.Sprintf("WorkflowId STARTS_WITH %q", prefix), quiet.delivery.WorkflowID)
+	testenv.AwaitListed(t, c, fmt.Sprintf("WorkflowId STARTS_WITH %q", prefix), func(runs []*workflowpb.WorkflowExecutionInfo) bool {
+		return slices.ContainsFunc(runs, func(r *workflowpb.WorkflowExecutionInfo) bool {
+			return r.GetExecution().GetWorkflowId() == quiet.delivery.WorkflowID
+		})
+	})
 	got := searchAttributes(t, c, retried.delivery.WorkflowID)
 	want := map[string]string{"EndpointId": retried.sub.EndpointID, "SubscriptionId": retried.sub.ID,
 		"EventType": retried.eventType, "Policy": policies.NameCustom, "DeliveryStatus": "delivered"}
@@ -109,24 +114,6 @@ func TestIdentityOnlyOffTheCommonPath(t *testing.T) {
 			t.Errorf("retried delivery: %s = %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
-}
-
-// awaitListed waits until the visibility query lists the workflow id.
-func awaitListed(t *testing.T, c client.Client, query, id string) {
-	t.Helper()
-	for i := 0; i < 100; i++ {
-		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
-		if err != nil {
-			t.Fatalf("list %s: %v", query, err)
-		}
-		for _, e := range resp.GetExecutions() {
-			if e.GetExecution().GetWorkflowId() == id {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s never listed %s", query, id)
 }
 
 // searchAttributes are a workflow's keyword search attributes, decoded.
