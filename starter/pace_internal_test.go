@@ -39,3 +39,15 @@ func TestTroubledEndpointIsPaced(t *testing.T) {
 		t.Errorf("alone: paused %v, want none", got)
 	}
 }
+
+// TestLeaseComesBeforeTheSweeper: a delivery waiting in the queue is leased
+// (at the latest leaseAfter+leaseEvery after it was queued) before the
+// sweeper would start it (SweepGrace), and renewed before its lease ends.
+func TestLeaseComesBeforeTheSweeper(t *testing.T) {
+	if leaseAfter+leaseEvery >= SweepGrace {
+		t.Errorf("leased after up to %v, swept after %v", leaseAfter+leaseEvery, SweepGrace)
+	}
+	if leaseEvery >= leaseFor/2 {
+		t.Errorf("leases looked at every %v, renewed when %v is left", leaseEvery, leaseFor/2)
+	}
+}

@@ -97,6 +97,9 @@ type Queue struct {
 type queued struct {
 	d  store.Delivery
 	at time.Time
+	// leased is when its lease for the sweeper ends (Queue.lease); zero
+	// while it has none.
+	leased time.Time
 }
 
 func (q *Queue) init() {
@@ -134,7 +137,8 @@ func (q *Queue) Len() int {
 }
 
 // Run starts queued deliveries until ctx ends, logging the queue's lag every
-// few seconds while it is behind.
+// few seconds while it is behind, and leasing the deliveries that wait long
+// from the sweeper (lease).
 func (q *Queue) Run(ctx context.Context) {
 	q.init()
 	workers := q.Workers
@@ -150,10 +154,16 @@ func (q *Queue) Run(ctx context.Context) {
 			q.work(ctx, workers)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		Every(ctx, leaseEvery, func(ctx context.Context) { q.lease(ctx, time.Now()) })
+	}()
 	q.reportLag(ctx)
 	wg.Wait()
 	q.marks.wait()
 	if n := q.wait.len(); n > 0 {
+		q.endLeases()
 		q.Starter.Logger.Warn("start_queue_stopped", "left_to_sweeper", n)
 	}
 }

@@ -13,6 +13,12 @@ import (
 	"github.com/hookrelay/hookrelay/workflows"
 )
 
+// SweepGrace is how long a delivery stays unstarted before the worker's
+// sweeper starts it (worker.Run): past the time a start takes, so that it
+// starts only what publishing's start failed or lost, and what a start
+// queue has not leased (Queue.lease).
+const SweepGrace = 30 * time.Second
+
 // DefaultBatchGrace is how old a batch whose deliveries are all still pending
 // must be before the sweeper checks that its Batch workflow exists.
 const DefaultBatchGrace = 2 * time.Minute

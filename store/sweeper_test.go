@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hookrelay/hookrelay/eventgrid"
 	"github.com/hookrelay/hookrelay/policies"
@@ -155,4 +156,37 @@ func ids(ds []store.Delivery) []string {
 		out = append(out, d.ID)
 	}
 	return out
+}
+
+// TestLeasedStartsAreNotSwept: a delivery a start queue leased is not the
+// sweeper's until the lease ends; a lease never shortens a failed start's
+// back-off, and ending it leaves that back-off alone.
+func TestLeasedStartsAreNotSwept(t *testing.T) {
+	t.Parallel()
+	ctx, st := context.Background(), testenv.Store(t)
+	subscribeType(t, st, "l", "eventgrid")
+	leased, failing := publishType(t, st, "e1", "l"), publishType(t, st, "e2", "l")
+	if _, err := st.StartFailed(ctx, []string{failing.ID}); err != nil {
+		t.Fatal(err)
+	}
+	both := []string{leased.ID, failing.ID}
+	if err := st.LeaseStarts(ctx, both, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if ds, err := st.UnstartedDeliveries(ctx, 0, 10); err != nil || !slices.Equal(ids(ds), []string{leased.ID}) {
+		t.Fatalf("after a lease that ended: %v (%v), want only %s (the other's back-off kept)", ids(ds), err, leased.ID)
+	}
+	if err := st.LeaseStarts(ctx, both, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := st.UnstartedDeliveries(ctx, 0, 10); err != nil || len(ds) != 0 {
+		t.Fatalf("leased: the sweeper gets %v (%v), want none", ids(ds), err)
+	}
+	if err := st.EndLeases(ctx, both); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := st.UnstartedDeliveries(ctx, 0, 10); err != nil || !slices.Equal(ids(ds), []string{leased.ID}) {
+		t.Fatalf("leases ended: %v (%v), want only %s", ids(ds), err, leased.ID)
+	}
 }

@@ -195,7 +195,7 @@ func Start(ctx context.Context, c client.Client, st *store.Store, logger *slog.L
 		dropRows(ctx, logger, "unsent_attempts_not_dropped", st.DropUnsent)
 	})
 	if opts.SweepInterval > 0 {
-		go s.Sweep(ctx, opts.SweepInterval, 30*time.Second)
+		go s.Sweep(ctx, opts.SweepInterval, starter.SweepGrace)
 		go prune(ctx, st, logger, opts)
 		go reportBacklog(ctx, st, logger)
 	}
