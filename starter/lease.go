@@ -52,48 +52,47 @@ func (q *Queue) endLeases() {
 // leaseDue gives the deliveries queued by waited whose lease ends before
 // renewBy (none: zero) a lease until until, and returns their ids.
 func (f *fair) leaseDue(waited, renewBy, until time.Time) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var ids []string
-	for _, line := range f.lines {
-		for i := range line {
-			if it := &line[i]; !it.at.After(waited) && it.leased.Before(renewBy) {
-				it.leased = until
-				ids = append(ids, it.d.ID)
-			}
+	f.each(func(it *queued) {
+		if !it.at.After(waited) && it.leased.Before(renewBy) {
+			it.leased = until
+			ids = append(ids, it.d.ID)
 		}
-	}
+	})
 	return ids
 }
 
 // setLease sets the lease of those of ids still waiting to until.
 func (f *fair) setLease(ids []string, until time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	set := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		set[id] = true
 	}
-	for _, line := range f.lines {
-		for i := range line {
-			if set[line[i].d.ID] {
-				line[i].leased = until
-			}
+	f.each(func(it *queued) {
+		if set[it.d.ID] {
+			it.leased = until
 		}
-	}
+	})
 }
 
 // leasedIDs is the ids of the deliveries waiting with a lease.
 func (f *fair) leasedIDs() []string {
+	var ids []string
+	f.each(func(it *queued) {
+		if !it.leased.IsZero() {
+			ids = append(ids, it.d.ID)
+		}
+	})
+	return ids
+}
+
+// each calls fn, under f.mu, with every delivery waiting.
+func (f *fair) each(fn func(it *queued)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var ids []string
 	for _, line := range f.lines {
-		for _, it := range line {
-			if !it.leased.IsZero() {
-				ids = append(ids, it.d.ID)
-			}
+		for i := range line {
+			fn(&line[i])
 		}
 	}
-	return ids
 }
