@@ -32,10 +32,9 @@ type fair struct {
 	// may set another).
 	burst int
 	// troubled, when set, tells the endpoints in trouble (Queue.Troubled):
-	// while another endpoint is being started, each is held by at most
-	// troubledHolders takers, with one of its deliveries in a batch, so
-	// that its paced starts (Queue.pause) go out one at a time, not
-	// several back to back (restrained).
+	// each is held by at most troubledHolders takers, with one of its
+	// deliveries in a batch, so that its paced starts (Queue.pause) go
+	// out one at a time, not several back to back.
 	troubled func(endpointID string) bool
 	// takenAt is when a delivery of each endpoint was last taken, kept
 	// for busyWindow (othersBusy); forgottenAt is when the older ones
@@ -99,7 +98,7 @@ func (f *fair) take(max int) []queued {
 	for len(out) < max {
 		i := slices.IndexFunc(f.turns, func(key string) bool {
 			if mine[key] {
-				return !f.short(key) && !f.restrained(key)
+				return !f.short(key) && !f.inTrouble(key)
 			}
 			return f.free(key)
 		})
@@ -147,7 +146,7 @@ func (f *fair) release(batch []queued) {
 }
 
 // free reports whether a taker may take a delivery of the endpoint; f.mu
-// is held. Whether the endpoint is restrained is asked only of one some
+// is held. Whether the endpoint is in trouble is asked only of one some
 // taker holds already (troubledHolders is below maxHolders).
 func (f *fair) free(key string) bool {
 	held, most := f.holders[key], f.maxHolders
@@ -160,16 +159,12 @@ func (f *fair) free(key string) bool {
 	case held < troubledHolders:
 		return true
 	}
-	return !f.restrained(key)
+	return !f.inTrouble(key)
 }
 
-// restrained reports whether the endpoint is in trouble (f.troubled, when
-// set) while another endpoint is being started (busyBeside): it is then
-// held by troubledHolders takers, one delivery each; alone, it is taken
-// as any other, since nobody's starts wait behind its own; f.mu is held.
-func (f *fair) restrained(key string) bool {
-	return f.troubled != nil && f.troubled(key) && f.busyBeside(key)
-}
+// inTrouble reports whether the endpoint is in trouble (f.troubled, when
+// set); f.mu is held.
+func (f *fair) inTrouble(key string) bool { return f.troubled != nil && f.troubled(key) }
 
 // short reports whether the endpoint's line is not a burst (burstLine);
 // f.mu is held.
@@ -207,11 +202,6 @@ const busyWindow = time.Second
 func (f *fair) othersBusy(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.busyBeside(key)
-}
-
-// busyBeside is othersBusy with f.mu held.
-func (f *fair) busyBeside(key string) bool {
 	if slices.ContainsFunc(f.turns, func(k string) bool { return k != key }) {
 		return true
 	}

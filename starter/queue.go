@@ -34,8 +34,7 @@ const (
 	// finds one of them free (fair.maxHolders).
 	freeWorkers = 2
 	// troubledHolders is how many workers may start the deliveries of an
-	// endpoint in trouble at once (Queue.Troubled), one in each batch,
-	// while another endpoint's are being started (fair.restrained).
+	// endpoint in trouble at once (Queue.Troubled), one in each batch.
 	troubledHolders = 1
 	// DefaultTroubledPerSecond is how many deliveries of an endpoint in
 	// trouble are started a second while another endpoint's are being
@@ -74,12 +73,12 @@ type Queue struct {
 	// worker but freeWorkers, one delivery each (fair.shortHolders).
 	PerEndpoint int
 	// Troubled, when set, tells the endpoints in trouble: slow or failing
-	// (activities.Shares.Troubled). While other endpoints' deliveries are
-	// being started, at most troubledHolders workers start such an
-	// endpoint's deliveries at once, at TroubledPerSecond, so that a
-	// receiver that holds its requests, or a failure storm, whose every
-	// delivery goes on to retry, leaves Temporal's time to the endpoints
-	// that answer (docs/endpoints.md#isolation).
+	// (activities.Shares.Troubled). At most troubledHolders workers start
+	// such an endpoint's deliveries at once, at TroubledPerSecond while
+	// other endpoints' are being started, so that a receiver that holds
+	// its requests, or a failure storm, whose every delivery goes on to
+	// retry, leaves Temporal's time to the endpoints that answer
+	// (docs/endpoints.md#isolation).
 	Troubled func(endpointID string) bool
 	// TroubledPerSecond bounds the deliveries of an endpoint in trouble
 	// started a second while another endpoint's deliveries are being
