@@ -33,7 +33,7 @@ func (q *Queue) lease(ctx context.Context, now time.Time) {
 		return
 	}
 	if err := q.Starter.Store.LeaseStarts(ctx, ids, leaseFor); err != nil {
-		q.wait.setLease(ids, time.Time{})
+		q.wait.unlease(ids)
 		q.Starter.Logger.WarnContext(ctx, "start_leases_failed", "count", len(ids), "error", err)
 	}
 }
@@ -62,15 +62,16 @@ func (f *fair) leaseDue(waited, renewBy, until time.Time) []string {
 	return ids
 }
 
-// setLease sets the lease of those of ids still waiting to until.
-func (f *fair) setLease(ids []string, until time.Time) {
+// unlease drops the lease of those of ids still waiting (LeaseStarts
+// failed): the next walk leases them again.
+func (f *fair) unlease(ids []string) {
 	set := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		set[id] = true
 	}
 	f.each(func(it *queued) {
 		if set[it.d.ID] {
-			it.leased = until
+			it.leased = time.Time{}
 		}
 	})
 }

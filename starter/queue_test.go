@@ -2,7 +2,6 @@ package starter_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -127,22 +126,9 @@ func TestQueueLeasesWhatWaits(t *testing.T) {
 	q := &starter.Queue{Starter: &starter.Starter{Store: st, Logger: testenv.Logger()}}
 	q.Enqueue(ctx, []store.Delivery{held})
 	q.Lease(ctx, time.Now())
-	wantSwept(t, st, held.ID, other.ID)
+	testenv.WantSwept(t, st, held.ID, other.ID)
 	q.Lease(ctx, time.Now().Add(time.Minute))
-	wantSwept(t, st, other.ID)
+	testenv.WantSwept(t, st, other.ID)
 	q.EndLeases()
-	wantSwept(t, st, held.ID, other.ID)
-}
-
-// wantSwept checks that the sweeper gets exactly these deliveries.
-func wantSwept(t *testing.T, st *store.Store, want ...string) {
-	t.Helper()
-	ds, err := st.UnstartedDeliveries(context.Background(), 0, 10)
-	var got []string
-	for _, d := range ds {
-		got = append(got, d.ID)
-	}
-	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("the sweeper gets %v (%v), want %v", got, err, want)
-	}
+	testenv.WantSwept(t, st, held.ID, other.ID)
 }
