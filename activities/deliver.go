@@ -79,6 +79,9 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.DeliverInput) (wo
 		"status_code", rec.StatusCode, "error_kind", rec.ErrorKind, "duration_ms", rec.DurationMs)
 	res := resultOf(rec, done.Counters)
 	failed = !rec.Success
+	if !in.MayHandOver {
+		a.Shares.answered(t.EndpointID, rec.Success, time.Duration(rec.DurationMs*float64(time.Millisecond)))
+	}
 	if done.Delivered != nil {
 		a.finished(ctx, in.DeliveryID, policies.StatusDelivered, "", done.Delivered, "")
 	}

@@ -232,11 +232,7 @@ func TestDeliverTellsFailing(t *testing.T) {
 	for i, answer := range []int32{http.StatusServiceUnavailable, http.StatusNoContent} {
 		code.Store(answer)
 		if i > 0 {
-			res, err := st.Publish(context.Background(), store.Event{AccountID: store.DefaultAccount, Type: t.Name()})
-			if err != nil || len(res.Deliveries) != 1 {
-				t.Fatalf("publish: %v %v", res, err)
-			}
-			d = res.Deliveries[0]
+			d = publishAgain(t, st)
 		}
 		_, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, EndpointID: d.EndpointID,
 			ScheduledAt: time.Now(), Timeout: 5 * time.Second, MayHandOver: true})
@@ -245,6 +241,59 @@ func TestDeliverTellsFailing(t *testing.T) {
 		}
 		if got := acts.Shares.Troubled(d.EndpointID); got != (answer != http.StatusNoContent) {
 			t.Fatalf("after a %d: Failing %v", answer, got)
+		}
+	}
+}
+
+// publishAgain publishes another event of the test's type: one more
+// delivery to the subscription deliveryTo made.
+func publishAgain(t *testing.T, st *store.Store) store.Delivery {
+	t.Helper()
+	res, err := st.Publish(context.Background(), store.Event{AccountID: store.DefaultAccount, Type: t.Name()})
+	if err != nil || len(res.Deliveries) != 1 {
+		t.Fatalf("publish: %v %v", res, err)
+	}
+	return res.Deliveries[0]
+}
+
+// TestQuickAnswerEndsTrouble: an endpoint slow for the start queue (a local
+// first attempt's request out over a second) stays so after attempts made
+// outside a workflow task (a handed-over first attempt, a retry) that fail
+// or take a second; the first such attempt answered 204 at once ends it.
+func TestQuickAnswerEndsTrouble(t *testing.T) {
+	t.Parallel()
+	st := testenv.Store(t)
+	acts := activities.New(st, testenv.Logger(), testenv.Egress())
+	acts.Shares = activities.NewShares(4, 8)
+	var code, delayMs atomic.Int32
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(time.Duration(delayMs.Load()) * time.Millisecond)
+		w.WriteHeader(int(code.Load()))
+	}))
+	defer rcv.Close()
+	d := deliveryTo(t, st, rcv.URL)
+	for i, c := range []struct {
+		local         bool
+		code, delayMs int32
+		troubled      bool
+	}{
+		{true, http.StatusNoContent, 1100, true},
+		{false, http.StatusServiceUnavailable, 0, true},
+		{false, http.StatusNoContent, 1100, true},
+		{false, http.StatusNoContent, 0, false},
+	} {
+		code.Store(c.code)
+		delayMs.Store(c.delayMs)
+		if i > 0 {
+			d = publishAgain(t, st)
+		}
+		_, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, EndpointID: d.EndpointID,
+			ScheduledAt: time.Now(), Timeout: 5 * time.Second, MayHandOver: c.local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := acts.Shares.Troubled(d.EndpointID); got != c.troubled {
+			t.Fatalf("after %d (local %v, %d ms): troubled %v", c.code, c.local, c.delayMs, got)
 		}
 	}
 }

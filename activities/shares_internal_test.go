@@ -190,3 +190,38 @@ func TestFullShareHeldIsSlow(t *testing.T) {
 		t.Fatal("a slow endpoint took a local first attempt")
 	}
 }
+
+// TestQuickAnswerEndsTrouble: an endpoint slow and failing is out of trouble
+// once an attempt made outside a workflow task succeeds within slowAfter;
+// a failure, or a success that took slowAfter, leaves it in trouble.
+func TestQuickAnswerEndsTrouble(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := NewShares(10, 10)
+	s.now = func() time.Time { return now }
+	sl, _ := s.take("ep")
+	s.sending(sl)
+	now = now.Add(slowAfter)
+	s.done("ep", sl, true)
+	for _, c := range []struct {
+		success bool
+		took    time.Duration
+	}{{false, time.Millisecond}, {true, slowAfter}} {
+		s.answered("ep", c.success, c.took)
+		if !s.Troubled("ep") {
+			t.Fatalf("out of trouble after an answer (success %v) in %v", c.success, c.took)
+		}
+	}
+	s.answered("other", true, time.Millisecond)
+	if !s.Troubled("ep") {
+		t.Fatal("out of trouble after another endpoint's answer")
+	}
+	s.answered("ep", true, slowAfter-time.Millisecond)
+	if s.Troubled("ep") {
+		t.Fatal("still in trouble after a success answered within slowAfter")
+	}
+	if _, ok := s.take("ep"); !ok {
+		t.Fatal("a first attempt still handed over after a quick success")
+	}
+	var none *Shares
+	none.answered("ep", true, 0)
+}
