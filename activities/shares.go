@@ -177,13 +177,14 @@ func (s *Shares) done(endpointID string, sl *slot, failed bool) {
 }
 
 // answered ends the endpoint's trouble in this process when an attempt
-// made outside a workflow task (a first attempt handed over, a retry, a
-// probe) succeeded, its receiver answering within slowAfter: the receiver
-// answers again, so its deliveries need not wait out slowFor or failingFor
-// at the troubled pace. Anything else changes nothing: only local first
-// attempts make an endpoint slow or failing. A receiver slow only at times
-// may so go in and out of trouble; while out, its share (PerEndpoint)
-// bounds the local first attempts it can hold.
+// made outside its share (a first attempt handed over, a retry, a probe,
+// an ordered delivery's first attempt) succeeded, its receiver answering
+// within slowAfter: the receiver answers again, so its deliveries need not
+// wait out slowFor or failingFor at the troubled pace. Anything else
+// changes nothing: only the share's first attempts make an endpoint slow
+// or failing. A receiver slow only at times may so go in and out of
+// trouble; while out, its share (PerEndpoint) bounds the local first
+// attempts it can hold.
 func (s *Shares) answered(endpointID string, success bool, took time.Duration) {
 	if s == nil || !success || took >= slowAfter {
 		return
@@ -203,8 +204,8 @@ func (s *Shares) answered(endpointID string, success bool, took time.Duration) {
 // Troubled reports whether the endpoint is in trouble in this process: slow
 // (a local first attempt of it open for slowAfter, now or within slowFor)
 // or failing (its last local first attempt failed, within failingFor), and
-// no attempt of it made outside a workflow task has since been answered
-// with a success within slowAfter (answered). The
+// no attempt of it made outside its share has since been answered with a
+// success within slowAfter (answered). The
 // start queue then starts its deliveries more slowly
 // (starter.Queue.Troubled): a receiver that holds its requests gains
 // nothing from fast starts, and a failure storm's deliveries all go on to

@@ -136,7 +136,7 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 		cutMax: cutMax, published: published, drained: rcv.lastDelivered().Sub(began), drainAfter: drain, drainOK: ok, errors: errs}
 	o.allRequests, _, o.allRepeated, _, _ = rcv.counts()
 	if sc.mode == answerHeld {
-		o.held = heldDeliveries(r.b, r.dev.pgURL, subID, sc.hold)
+		o.held = heldDeliveries(r.b, r.dev.pgURL, subID, sc.events-errs, sc.hold)
 	}
 	r.reportNeighbour(sc, alone, beside, o)
 }
@@ -164,8 +164,12 @@ type heldRecord struct {
 
 // heldDeliveries reads, for a subscription whose receiver held requests for
 // hold, the delivered deliveries whose successful attempt took at least
-// hold less 1 s.
-func heldDeliveries(b *testing.B, url, subID string, hold time.Duration) heldRecord {
+// hold less 1 s, once n of its deliveries are recorded delivered (or a
+// minute passed): the receiver's last answers are recorded a moment after
+// it sent them.
+func heldDeliveries(b *testing.B, url, subID string, n int, hold time.Duration) heldRecord {
+	waitCount(b, url, n, time.Minute, `SELECT count(*) FROM deliveries WHERE subscription_id = $1
+		AND status = 'delivered'`, subID)
 	db, err := sql.Open("postgres", url)
 	if err != nil {
 		b.Fatal(err)
@@ -222,20 +226,26 @@ func (r *shippedRun) reportNeighbour(sc neighbourScenario, alone, beside phaseRe
 // retrying, each with its next attempt due: their workflows have done what
 // follows a failed attempt and sleep on their timers.
 func waitRetrying(b *testing.B, url, subID string, n int, limit time.Duration) {
+	got, err := waitCount(b, url, n, limit, `SELECT count(*) FROM deliveries WHERE subscription_id = $1
+		AND status = 'retrying' AND next_attempt_at IS NOT NULL`, subID)
+	if got < n {
+		b.Fatalf("%d of %d deliveries retrying after %s (%v)", got, n, limit, err)
+	}
+}
+
+// waitCount polls query, a count, every 100 ms until it gives n or more,
+// or limit passed; it returns the last count and error.
+func waitCount(b *testing.B, url string, n int, limit time.Duration, query string, args ...any) (int, error) {
 	db, err := sql.Open("postgres", url)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	for end := time.Now().Add(limit); ; time.Sleep(time.Second) {
+	for end := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
 		var got int
-		err := db.QueryRow(`SELECT count(*) FROM deliveries WHERE subscription_id = $1 AND status = 'retrying'
-			AND next_attempt_at IS NOT NULL`, subID).Scan(&got)
-		if err == nil && got >= n {
-			return
-		}
-		if time.Now().After(end) {
-			b.Fatalf("%d of %d deliveries retrying after %s (%v)", got, n, limit, err)
+		err := db.QueryRow(query, args...).Scan(&got)
+		if (err == nil && got >= n) || time.Now().After(end) {
+			return got, err
 		}
 	}
 }
