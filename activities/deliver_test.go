@@ -258,7 +258,7 @@ func publishAgain(t *testing.T, st *store.Store) store.Delivery {
 
 // TestQuickAnswerEndsTrouble: an endpoint slow for the start queue (a local
 // first attempt's request out over a second) stays so after attempts made
-// outside a workflow task (a handed-over first attempt, a retry) that fail
+// outside its share (a handed-over first attempt, a retry) that fail
 // or take a second; the first such attempt answered 204 at once ends it.
 func TestQuickAnswerEndsTrouble(t *testing.T) {
 	t.Parallel()

@@ -192,7 +192,7 @@ func TestFullShareHeldIsSlow(t *testing.T) {
 }
 
 // TestQuickAnswerEndsTrouble: an endpoint slow and failing is out of trouble
-// once an attempt made outside a workflow task succeeds within slowAfter;
+// once an attempt made outside its share succeeds within slowAfter;
 // a failure, or a success that took slowAfter, leaves it in trouble.
 func TestQuickAnswerEndsTrouble(t *testing.T) {
 	now := time.Unix(0, 0)

@@ -233,7 +233,7 @@ func waitRetrying(b *testing.B, url, subID string, n int, limit time.Duration) {
 	}
 }
 
-// waitCount polls query, a count, every 100 ms until it gives n or more,
+// waitCount polls query, a count, every second until it gives n or more,
 // or limit passed; it returns the last count and error.
 func waitCount(b *testing.B, url string, n int, limit time.Duration, query string, args ...any) (int, error) {
 	db, err := sql.Open("postgres", url)
@@ -241,7 +241,7 @@ func waitCount(b *testing.B, url string, n int, limit time.Duration, query strin
 		b.Fatal(err)
 	}
 	defer db.Close()
-	for end := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(limit); ; time.Sleep(time.Second) {
 		var got int
 		err := db.QueryRow(query, args...).Scan(&got)
 		if (err == nil && got >= n) || time.Now().After(end) {
