@@ -36,11 +36,7 @@ func deliveryTo(t *testing.T, st *store.Store, url string) store.Delivery {
 	if err := st.CreateSubscription(ctx, &sub); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Publish(ctx, store.Event{AccountID: store.DefaultAccount, Type: typ, Data: store.RawJSON(`{"a":1}`)})
-	if err != nil || len(res.Deliveries) != 1 {
-		t.Fatalf("publish: %v %v", res, err)
-	}
-	return res.Deliveries[0]
+	return publishOne(t, st)
 }
 
 // TestDeliverErrorKinds: each kind of failure is named and recorded with the
@@ -232,7 +228,7 @@ func TestDeliverTellsFailing(t *testing.T) {
 	for i, answer := range []int32{http.StatusServiceUnavailable, http.StatusNoContent} {
 		code.Store(answer)
 		if i > 0 {
-			d = publishAgain(t, st)
+			d = publishOne(t, st)
 		}
 		_, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, EndpointID: d.EndpointID,
 			ScheduledAt: time.Now(), Timeout: 5 * time.Second, MayHandOver: true})
@@ -245,22 +241,23 @@ func TestDeliverTellsFailing(t *testing.T) {
 	}
 }
 
-// publishAgain publishes another event of the test's type: one more
-// delivery to the subscription deliveryTo made.
-func publishAgain(t *testing.T, st *store.Store) store.Delivery {
+// publishOne publishes an event of the test's type: one more delivery to
+// the subscription deliveryTo made.
+func publishOne(t *testing.T, st *store.Store) store.Delivery {
 	t.Helper()
-	res, err := st.Publish(context.Background(), store.Event{AccountID: store.DefaultAccount, Type: t.Name()})
+	res, err := st.Publish(context.Background(), store.Event{AccountID: store.DefaultAccount, Type: t.Name(),
+		Data: store.RawJSON(`{"a":1}`)})
 	if err != nil || len(res.Deliveries) != 1 {
 		t.Fatalf("publish: %v %v", res, err)
 	}
 	return res.Deliveries[0]
 }
 
-// TestQuickAnswerEndsTrouble: an endpoint slow for the start queue (a local
+// TestDeliverQuickAnswerEndsTrouble: an endpoint slow for the start queue (a local
 // first attempt's request out over a second) stays so after attempts made
 // outside its share (a handed-over first attempt, a retry) that fail
 // or take a second; the first such attempt answered 204 at once ends it.
-func TestQuickAnswerEndsTrouble(t *testing.T) {
+func TestDeliverQuickAnswerEndsTrouble(t *testing.T) {
 	t.Parallel()
 	st := testenv.Store(t)
 	acts := activities.New(st, testenv.Logger(), testenv.Egress())
@@ -285,7 +282,7 @@ func TestQuickAnswerEndsTrouble(t *testing.T) {
 		code.Store(c.code)
 		delayMs.Store(c.delayMs)
 		if i > 0 {
-			d = publishAgain(t, st)
+			d = publishOne(t, st)
 		}
 		_, err := acts.Deliver(context.Background(), workflows.DeliverInput{DeliveryID: d.ID, EndpointID: d.EndpointID,
 			ScheduledAt: time.Now(), Timeout: 5 * time.Second, MayHandOver: c.local})

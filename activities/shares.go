@@ -150,30 +150,19 @@ func (s *Shares) sending(sl *slot) (answered func()) {
 // done gives back the endpoint's local first attempt sl; failed says
 // whether its receiver answered with a failure (or none).
 func (s *Shares) done(endpointID string, sl *slot, failed bool) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.ends[endpointID]
-	if e == nil {
-		return
-	}
-	now := s.clock()
-	if sl.took() >= slowAfter {
-		e.slowUntil = now.Add(slowFor)
-	}
-	e.failingUntil = time.Time{}
-	if failed {
-		e.failingUntil = now.Add(failingFor)
-	}
-	if i := slices.Index(e.open, sl); i >= 0 {
-		e.open = slices.Delete(e.open, i, i+1)
-		s.total--
-	}
-	if len(e.open) == 0 && !now.Before(e.slowUntil) && !now.Before(e.failingUntil) {
-		delete(s.ends, endpointID)
-	}
+	s.update(endpointID, func(e *share, now time.Time) {
+		if sl.took() >= slowAfter {
+			e.slowUntil = now.Add(slowFor)
+		}
+		e.failingUntil = time.Time{}
+		if failed {
+			e.failingUntil = now.Add(failingFor)
+		}
+		if i := slices.Index(e.open, sl); i >= 0 {
+			e.open = slices.Delete(e.open, i, i+1)
+			s.total--
+		}
+	})
 }
 
 // answered ends the endpoint's trouble in this process when an attempt
@@ -186,7 +175,19 @@ func (s *Shares) done(endpointID string, sl *slot, failed bool) {
 // trouble; while out, its share (PerEndpoint) bounds the local first
 // attempts it can hold.
 func (s *Shares) answered(endpointID string, success bool, took time.Duration) {
-	if s == nil || !success || took >= slowAfter {
+	if !success || took >= slowAfter {
+		return
+	}
+	s.update(endpointID, func(e *share, _ time.Time) {
+		e.slowUntil, e.failingUntil = time.Time{}, time.Time{}
+	})
+}
+
+// update calls f with the endpoint's share and the time, under the lock,
+// when it has one; then forgets the share if it holds nothing more (no
+// first attempt open, neither slow nor failing).
+func (s *Shares) update(endpointID string, f func(e *share, now time.Time)) {
+	if s == nil {
 		return
 	}
 	s.mu.Lock()
@@ -195,8 +196,9 @@ func (s *Shares) answered(endpointID string, success bool, took time.Duration) {
 	if e == nil {
 		return
 	}
-	e.slowUntil, e.failingUntil = time.Time{}, time.Time{}
-	if len(e.open) == 0 {
+	now := s.clock()
+	f(e, now)
+	if len(e.open) == 0 && !now.Before(e.slowUntil) && !now.Before(e.failingUntil) {
 		delete(s.ends, endpointID)
 	}
 }
