@@ -24,6 +24,12 @@ type fair struct {
 	// delivery of another endpoint finds one free.
 	holders    map[string]int
 	maxHolders int
+	// besideHolders bounds the takers holding a burst while another
+	// endpoint is being started (othersBusy; zero: maxHolders, never more
+	// than maxHolders when both are set): alone a
+	// burst drains as fast as maxHolders lets it, beside others fewer of
+	// its starts wait in Temporal ahead of theirs.
+	besideHolders int
 	// shortHolders bounds the takers holding an endpoint whose line is
 	// short (burstLine or less): one that keeps up with its deliveries
 	// may use every taker left free (zero: maxHolders).
@@ -61,11 +67,11 @@ func newFair(size int) *fair {
 // side by side, not one after another (issue 51).
 const burstLine = 32
 
-// bound sets maxHolders, shortHolders and troubled.
-func (f *fair) bound(maxHolders, shortHolders int, troubled func(endpointID string) bool) {
+// bound sets maxHolders, besideHolders, shortHolders and troubled.
+func (f *fair) bound(maxHolders, besideHolders, shortHolders int, troubled func(endpointID string) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.maxHolders, f.shortHolders, f.troubled = maxHolders, shortHolders, troubled
+	f.maxHolders, f.besideHolders, f.shortHolders, f.troubled = maxHolders, besideHolders, shortHolders, troubled
 }
 
 // put queues it at the end of its endpoint's line, false when size
@@ -146,12 +152,14 @@ func (f *fair) release(batch []queued) {
 }
 
 // free reports whether a taker may take a delivery of the endpoint; f.mu
-// is held. Whether the endpoint is in trouble is asked only of one some
-// taker holds already (troubledHolders is below maxHolders).
+// is held. Whether the endpoint is in trouble, or another is being
+// started beside a burst, is asked only of one some takers hold already.
 func (f *fair) free(key string) bool {
 	held, most := f.holders[key], f.maxHolders
 	if f.short(key) && f.shortHolders > most {
 		most = f.shortHolders
+	} else if f.besideHolders > 0 && held >= f.besideHolders && f.busyBeside(key) {
+		most = f.besideHolders
 	}
 	switch {
 	case most > 0 && held >= most:
@@ -202,6 +210,11 @@ const busyWindow = time.Second
 func (f *fair) othersBusy(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.busyBeside(key)
+}
+
+// busyBeside is othersBusy; f.mu is held.
+func (f *fair) busyBeside(key string) bool {
 	if slices.ContainsFunc(f.turns, func(k string) bool { return k != key }) {
 		return true
 	}

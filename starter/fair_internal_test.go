@@ -3,6 +3,7 @@ package starter
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hookrelay/hookrelay/store"
 )
@@ -53,7 +54,7 @@ func TestFairIsBounded(t *testing.T) {
 func TestFairLeavesTakersFree(t *testing.T) {
 	f := newFair(10)
 	f.burst = 0
-	f.bound(1, 0, nil)
+	f.bound(1, 0, 0, nil)
 	for _, id := range []string{"a1", "a2", "a3", "b1"} {
 		f.put(queued{d: store.Delivery{ID: id, EndpointID: id[:1]}})
 	}
@@ -102,7 +103,7 @@ func TestFairSlowsFailingEndpoints(t *testing.T) {
 func TestFairSpreadsShortLines(t *testing.T) {
 	f := newFair(20)
 	f.burst = 3
-	f.bound(2, 6, nil)
+	f.bound(2, 0, 6, nil)
 	putLine(f, "b", 10)
 	putLine(f, "h", 3)
 	var takes []string
@@ -119,7 +120,7 @@ func TestFairSpreadsShortLines(t *testing.T) {
 func troubledFair(maxHolders int, troubled map[string]bool) *fair {
 	f := newFair(20)
 	f.burst = 0
-	f.bound(maxHolders, 0, func(key string) bool { return troubled[key] })
+	f.bound(maxHolders, 0, 0, func(key string) bool { return troubled[key] })
 	return f
 }
 
@@ -154,5 +155,37 @@ func TestFairTakesOneOfATroubledEndpoint(t *testing.T) {
 	troubled["s"] = false
 	if got := fmt.Sprint(ids(f.take(4))); got != "[s1 s2 s3 s4]" {
 		t.Fatalf("once it answers: took %s, want [s1 s2 s3 s4]", got)
+	}
+}
+
+// TestFairHalvesABurstBeside: a burst is held by maxHolders takers while it
+// is alone, by besideHolders while another endpoint's deliveries wait or
+// were taken within busyWindow, and by maxHolders again after that.
+func TestFairHalvesABurstBeside(t *testing.T) {
+	now := time.Unix(0, 0)
+	f := newFair(40)
+	f.burst, f.now = 0, func() time.Time { return now }
+	f.bound(4, 2, 0, nil)
+	putLine(f, "b", 20)
+	takeAll := func() (got []string) {
+		for batch := f.take(1); len(batch) > 0; batch = f.take(1) {
+			got = append(got, ids(batch)...)
+		}
+		return got
+	}
+	if got := takeAll(); fmt.Sprint(got) != "[b0 b1 b2 b3]" {
+		t.Fatalf("alone: took %v, want b0-b3 (held by 4)", got)
+	}
+	f = newFair(40)
+	f.burst, f.now = 0, func() time.Time { return now }
+	f.bound(4, 2, 0, nil)
+	putLine(f, "b", 20)
+	putLine(f, "h", 1)
+	if got := takeAll(); fmt.Sprint(got) != "[b0 h0 b1]" {
+		t.Fatalf("beside h: took %v, want b0 h0 b1 (b held by 2)", got)
+	}
+	now = now.Add(busyWindow + time.Millisecond)
+	if got := takeAll(); fmt.Sprint(got) != "[b2 b3]" {
+		t.Fatalf("once h is not being started: took %v, want b2 b3", got)
 	}
 }

@@ -69,8 +69,10 @@ type Queue struct {
 	Size int
 	// PerEndpoint is how many workers may start the deliveries of one
 	// endpoint with a burst waiting (more than burstLine) at once; zero
-	// means DefaultStartsPerEndpoint. One with fewer waiting may use every
-	// worker but freeWorkers, one delivery each (fair.shortHolders).
+	// means DefaultStartsPerEndpoint. Half as many while another
+	// endpoint's deliveries are being started (fair.besideHolders). One
+	// with fewer waiting may use every worker but freeWorkers, one
+	// delivery each (fair.shortHolders).
 	PerEndpoint int
 	// Troubled, when set, tells the endpoints in trouble: slow or failing
 	// (activities.Shares.Troubled). At most troubledHolders workers start
@@ -145,7 +147,8 @@ func (q *Queue) Run(ctx context.Context) {
 	if workers <= 0 {
 		workers = DefaultQueueWorkers
 	}
-	q.wait.bound(holders(workers, q.PerEndpoint), holders(workers, workers), q.Troubled)
+	most := holders(workers, q.PerEndpoint)
+	q.wait.bound(most, most/2, holders(workers, workers), q.Troubled)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
