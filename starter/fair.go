@@ -26,9 +26,9 @@ type fair struct {
 	maxHolders int
 	// besideHolders bounds the takers holding a burst while another
 	// endpoint is being started (othersBusy; zero: maxHolders, never more
-	// than maxHolders when both are set): alone a
-	// burst drains as fast as maxHolders lets it, beside others fewer of
-	// its starts wait in Temporal ahead of theirs.
+	// than maxHolders when both are set): alone a burst drains as fast
+	// as maxHolders lets it, beside others fewer of its starts wait in
+	// Temporal ahead of theirs.
 	besideHolders int
 	// shortHolders bounds the takers holding an endpoint whose line is
 	// short (burstLine or less): one that keeps up with its deliveries

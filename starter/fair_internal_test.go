@@ -163,10 +163,14 @@ func TestFairTakesOneOfATroubledEndpoint(t *testing.T) {
 // were taken within busyWindow, and by maxHolders again after that.
 func TestFairHalvesABurstBeside(t *testing.T) {
 	now := time.Unix(0, 0)
-	f := newFair(40)
-	f.burst, f.now = 0, func() time.Time { return now }
-	f.bound(4, 2, 0, nil)
-	putLine(f, "b", 20)
+	var f *fair
+	burst := func() {
+		f = newFair(40)
+		f.burst, f.now = 0, func() time.Time { return now }
+		f.bound(4, 2, 0, nil)
+		putLine(f, "b", 20)
+	}
+	burst()
 	takeAll := func() (got []string) {
 		for batch := f.take(1); len(batch) > 0; batch = f.take(1) {
 			got = append(got, ids(batch)...)
@@ -176,10 +180,7 @@ func TestFairHalvesABurstBeside(t *testing.T) {
 	if got := takeAll(); fmt.Sprint(got) != "[b0 b1 b2 b3]" {
 		t.Fatalf("alone: took %v, want b0-b3 (held by 4)", got)
 	}
-	f = newFair(40)
-	f.burst, f.now = 0, func() time.Time { return now }
-	f.bound(4, 2, 0, nil)
-	putLine(f, "b", 20)
+	burst()
 	putLine(f, "h", 1)
 	if got := takeAll(); fmt.Sprint(got) != "[b0 h0 b1]" {
 		t.Fatalf("beside h: took %v, want b0 h0 b1 (b held by 2)", got)
