@@ -28,7 +28,7 @@ type noisyReceiver struct {
 	mode atomic.Int32
 	hold time.Duration
 	mu   sync.Mutex
-	reqs map[string]int       // Webhook-Id → requests
+	reqs map[string]int       // Webhook-Id (the peer's idempotency key) → requests
 	ok   map[string]time.Time // Webhook-Id → first 200
 	cuts []time.Duration      // how long never-answered requests were held
 	ln   net.Listener
@@ -52,6 +52,9 @@ func newNoisyReceiver(b *testing.B, mode int32, hold time.Duration) *noisyReceiv
 func (r *noisyReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.Copy(io.Discard, req.Body)
 	id, arrived := req.Header.Get("Webhook-Id"), time.Now()
+	if id == "" {
+		id = req.Header.Get(convoyIDHeader) // the peer's
+	}
 	r.mu.Lock()
 	r.reqs[id]++
 	r.mu.Unlock()

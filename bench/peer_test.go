@@ -26,6 +26,9 @@ import (
 const (
 	envPeer  = "HOOKRELAY_BENCH_PEER"
 	peerPath = "/convoy"
+	// convoyIDHeader carries the event's idempotency key in Convoy's
+	// requests.
+	convoyIDHeader = "X-Convoy-Idempotency-Key"
 )
 
 // convoy is a running Convoy started by the harness.
@@ -56,6 +59,9 @@ func (r *shippedRun) peer() {
 	r.phase("peer 50/s", shippedPacedFor+3*time.Minute, func() []shot {
 		return openLoop(50, shippedPacedFor, cv.sender("peer-50"))
 	})
+	if phaseWanted("neighbours") {
+		r.peerNeighbours(cv)
+	}
 }
 
 // peerPorts are the ports the peer listens on unless the environment names
@@ -68,6 +74,14 @@ func peerPorts() []string {
 		"CONVOY_API_PORT=25005", "CONVOY_AGENT_PORT=25008"}
 }
 
+// peerRetries is the project's retry strategy, which Convoy (v26.7.1)
+// applies to every delivery of the project: the noisy-neighbour phase's
+// policy, every 5 s, 100 times (neighbourPolicy). The saturated and 50/s
+// phases never fail, so it changes nothing there.
+func peerRetries() []string {
+	return []string{"CONVOY_RETRY_TYPE=linear", "CONVOY_RETRY_SECONDS=5", "CONVOY_RETRY_COUNT=100"}
+}
+
 // startConvoy wipes the harness's state, starts Convoy with its endpoint at
 // endpoint (and no receiver of its own), and reads its settings.
 func startConvoy(script, endpoint string) (*convoy, error) {
@@ -75,8 +89,9 @@ func startConvoy(script, endpoint string) (*convoy, error) {
 	if peerDir == "" {
 		peerDir = filepath.Join(os.TempDir(), "peer") // the harness's default
 	}
-	// The environment comes after peerPorts, so that a port it names wins.
-	env := append(peerPorts(), os.Environ()...)
+	// The environment comes after peerPorts and peerRetries, so that what
+	// it names wins.
+	env := append(append(peerPorts(), peerRetries()...), os.Environ()...)
 	env = append(env, "PEER_DIR="+peerDir, "CONVOY_START_RECEIVER=0", "CONVOY_ENDPOINT_URL="+endpoint)
 	cv := &convoy{script: script, env: env}
 	if _, err := cv.run("convoy_wipe >/dev/null 2>&1; convoy_start >/dev/null"); err != nil {
@@ -135,31 +150,51 @@ func (cv *convoy) version() string {
 	return h.Message
 }
 
-// sender publishes events to Convoy's API, each with its id as the
-// idempotency key; every event is expected once at peerPath.
+// sender publishes events to Convoy's API for its first endpoint, each with
+// its id as the idempotency key; every event is expected once at peerPath.
 func (cv *convoy) sender(prefix string) sendFunc {
+	return cv.senderTo(cv.endpoint, peerPath, prefix)
+}
+
+// senderTo publishes events to Convoy's endpoint, expected once each at path
+// of the run's receiver.
+func (cv *convoy) senderTo(endpoint, path, prefix string) sendFunc {
 	return func(i int) shot {
 		id := fmt.Sprintf("%s-%d", prefix, i)
-		body, _ := json.Marshal(map[string]any{"endpoint_id": cv.endpoint, "event_type": "bench",
-			"idempotency_key": id, "data": payload(i)})
-		s := shot{sent: time.Now(), keys: []string{hitKey(id, peerPath)}}
-		req, err := http.NewRequest(http.MethodPost, cv.api+"/projects/"+cv.project+"/events", bytes.NewReader(body))
-		if err != nil {
-			s.err = err
-			return s
-		}
-		req.Header.Set("Authorization", "Bearer "+cv.key)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := benchHTTP.Do(req)
+		s := shot{sent: time.Now(), keys: []string{hitKey(id, path)}}
+		err := cv.post("/events", map[string]any{"endpoint_id": endpoint, "event_type": "bench",
+			"idempotency_key": id, "data": payload(i)}, nil)
 		s.answered = time.Now()
 		if err != nil {
-			s.err = err
-			return s
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			s.err = fmt.Errorf("convoy publish %s: %s", id, resp.Status)
+			s.err = fmt.Errorf("convoy publish %s: %w", id, err)
 		}
 		return s
 	}
+}
+
+// post sends body to the project's API path and decodes the answer's data
+// into out, when given.
+func (cv *convoy) post(path string, body, out any) error {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(http.MethodPost, cv.api+"/projects/"+cv.project+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+cv.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := benchHTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("convoy POST %s: %s: %s", path, resp.Status, msg)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(&struct {
+		Data any `json:"data"`
+	}{out})
 }

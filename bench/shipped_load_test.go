@@ -39,7 +39,7 @@ func (r *hitReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.Copy(io.Discard, req.Body)
 	id := req.Header.Get("Webhook-Id")
 	if id == "" { // the peer's (peer_test.go)
-		id = req.Header.Get("X-Convoy-Idempotency-Key")
+		id = req.Header.Get(convoyIDHeader)
 	}
 	now, k := time.Now(), hitKey(id, req.URL.Path)
 	r.mu.Lock()

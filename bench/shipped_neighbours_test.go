@@ -96,6 +96,21 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	}
 	subID := subscribeJSON(r.b, r.dev.api, fmt.Sprintf(`{"url":%q,"event_types":[%q],%s}`, rcv.url+"/noisy", typ, policy))
 	p := publisher{api: r.dev.api, typ: typ, prefix: typ, paths: []string{"/noisy"}}
+	onTimers := func() { waitRetrying(r.b, r.dev.pgURL, subID, sc.events, neighbourDrain) }
+	beside, o := misbehave(sc, rcv, p.send, onTimers, func() phaseResult { return r.healthy("beside "+sc.name, true) })
+	if sc.mode == answerHeld {
+		o.held = heldDeliveries(r.b, r.dev.pgURL, subID, sc.events-o.errors, sc.hold)
+		o.heldKnown = true
+	}
+	r.reportNeighbour(sc, alone, beside, o)
+}
+
+// misbehave runs scenario sc's other endpoint, whose receiver is rcv and
+// whose events send publishes, beside the healthy load (healthy), then has
+// rcv answer at once and waits for every event to drain. A scenario whose
+// events are all published first waits for each first attempt, then for
+// onTimers (each delivery on its retry timer), when given.
+func misbehave(sc neighbourScenario, rcv *noisyReceiver, send sendFunc, onTimers func(), healthy func() phaseResult) (phaseResult, neighbourOther) {
 	var wg sync.WaitGroup
 	var shots []shot
 	var published time.Duration
@@ -103,20 +118,22 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		shots = closedLoop(sc.events, shippedPublishers*4, p.send)
+		shots = closedLoop(sc.events, shippedPublishers*4, send)
 		published = time.Since(began)
 	}()
 	if sc.publishedBy {
 		wg.Wait()
-		rcv.waitRequests(sc.events, neighbourDrain)                      // every first attempt failed
-		waitRetrying(r.b, r.dev.pgURL, subID, sc.events, neighbourDrain) // and each is on its timer
+		rcv.waitRequests(sc.events, neighbourDrain) // every first attempt failed
+		if onTimers != nil {
+			onTimers()
+		}
 	}
-	beside := r.healthy("beside "+sc.name, true)
+	beside := healthy()
 	wg.Wait()
 	switch sc.mode {
 	case answerNever:
-		// The first requests are cut 30 s after they went out, after
-		// the healthy phase: the receiver stays silent until then.
+		// The first requests are cut at their timeout, after the
+		// healthy phase: the receiver stays silent until then.
 		rcv.waitCuts(neverCuts, neighbourDrain)
 	case answerHeld:
 		// Every event's request is held, not only those sent during
@@ -135,10 +152,7 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	o := neighbourOther{requests: requests, repeated: repeated, cutMin: cutMin,
 		cutMax: cutMax, published: published, drained: rcv.lastDelivered().Sub(began), drainAfter: drain, drainOK: ok, errors: errs}
 	o.allRequests, _, o.allRepeated, _, _ = rcv.counts()
-	if sc.mode == answerHeld {
-		o.held = heldDeliveries(r.b, r.dev.pgURL, subID, sc.events-errs, sc.hold)
-	}
-	r.reportNeighbour(sc, alone, beside, o)
+	return beside, o
 }
 
 // neighbourOther is what the other endpoint saw in a scenario.
@@ -151,8 +165,9 @@ type neighbourOther struct {
 	// allRequests and allRepeated are counted once everything drained.
 	allRequests, allRepeated int
 	// held is what PostgreSQL recorded of the deliveries whose request
-	// was held (answerHeld).
-	held heldRecord
+	// was held (answerHeld), when heldKnown (hookrelay's, not a peer's).
+	held      heldRecord
+	heldKnown bool
 }
 
 // heldRecord is how many deliveries were recorded delivered by an attempt
@@ -191,12 +206,27 @@ func heldDeliveries(b *testing.B, url, subID string, n int, hold time.Duration) 
 // reportNeighbour prints a scenario's line and keeps its figures for the
 // summary.
 func (r *shippedRun) reportNeighbour(sc neighbourScenario, alone, beside phaseResult, o neighbourOther) {
+	line, ratio := r.neighbourLine(sc, alone, beside, o)
+	r.printf("neighbour %s", line)
+	r.extra["neighbour "+sc.name] = line
+	limit := 50 * time.Millisecond
+	if sc.saturating {
+		limit = 100 * time.Millisecond
+	}
+	if beside.e2e[1] > limit || (!sc.saturating && ratio > 2) || !o.drainOK {
+		r.printf("neighbour %s: MISSED (p95 limit %v%s)", sc.name, limit, map[bool]string{false: ", 2× alone", true: ""}[sc.saturating])
+	}
+}
+
+// neighbourLine describes a scenario: the healthy endpoint's latency beside
+// it, and its ratio to alone, and what the other endpoint saw.
+func (r *shippedRun) neighbourLine(sc neighbourScenario, alone, beside phaseResult, o neighbourOther) (string, float64) {
 	ratio := float64(beside.e2e[1]) / float64(max(alone.e2e[1], time.Microsecond))
 	line := fmt.Sprintf("%s: healthy p50/p95/p99 %s / %s / %s (p95 %.2f× alone); other endpoint: %d events published in %.1fs (%d failed), %d requests while misbehaving, %d events sent more than once",
 		sc.name, ms(beside.e2e[0]), ms(beside.e2e[1]), ms(beside.e2e[2]), ratio, sc.events, o.published.Seconds(),
 		o.errors, o.requests, o.repeated)
 	line += fmt.Sprintf(" (at the end: %d requests, %d events sent more than once)", o.allRequests, o.allRepeated)
-	if sc.mode == answerHeld {
+	if o.heldKnown {
 		line += fmt.Sprintf(", %d recorded delivered by a held request of %.1f-%.1fs", o.held.delivered,
 			o.held.shortest.Seconds(), o.held.longest.Seconds())
 	}
@@ -211,15 +241,7 @@ func (r *shippedRun) reportNeighbour(sc neighbourScenario, alone, beside phaseRe
 		}
 	}
 	line += fmt.Sprintf("; drained %.1fs after it answered at once (all: %v)", o.drainAfter.Seconds(), o.drainOK)
-	r.printf("neighbour %s", line)
-	r.extra["neighbour "+sc.name] = line
-	limit := 50 * time.Millisecond
-	if sc.saturating {
-		limit = 100 * time.Millisecond
-	}
-	if beside.e2e[1] > limit || (!sc.saturating && ratio > 2) || !o.drainOK {
-		r.printf("neighbour %s: MISSED (p95 limit %v%s)", sc.name, limit, map[bool]string{false: ", 2× alone", true: ""}[sc.saturating])
-	}
+	return line, ratio
 }
 
 // waitRetrying waits until n deliveries of the subscription are recorded
