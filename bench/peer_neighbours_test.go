@@ -2,8 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"time"
 )
 
@@ -19,11 +17,11 @@ const peerNoisyPath = "/noisy"
 
 // peerNeighbours runs the noisy-neighbour phase on Convoy.
 func (r *shippedRun) peerNeighbours(cv *convoy) {
-	alone := r.phase("peer healthy alone", shippedPacedFor+3*time.Minute, func() []shot {
-		return openLoop(neighbourRate, shippedPacedFor, cv.sender("peer-nb-alone"))
-	})
+	alone := r.healthyLoad("peer healthy alone", cv.sender("peer-nb-alone"), false, shippedPacedFor+3*time.Minute)
 	for _, sc := range neighbourScenarios {
-		if only := os.Getenv("HOOKRELAY_BENCH_NEIGHBOURS"); sc.policy == "" && (only == "" || strings.Contains(only, sc.name[:1])) {
+		// A scenario with a retry policy of its own ((e)) has none on
+		// Convoy, whose project has one strategy for every endpoint.
+		if sc.policy == "" && sc.wanted() {
 			r.peerNeighbour(cv, sc, alone)
 		}
 	}
@@ -41,10 +39,7 @@ func (r *shippedRun) peerNeighbour(cv *convoy, sc neighbourScenario, alone phase
 	healthy := func() phaseResult {
 		// Convoy's healthy events wait minutes behind the other's: they
 		// count as lost only after neighbourDrain.
-		return r.phaseAfter("beside the other endpoint at once", "peer healthy beside "+sc.name,
-			neighbourDrain, func() []shot {
-				return openLoop(neighbourRate, shippedPacedFor, cv.sender("peer-nb-"+sc.name))
-			})
+		return r.healthyLoad("peer healthy beside "+sc.name, cv.sender("peer-nb-"+sc.name), true, neighbourDrain)
 	}
 	beside, o := misbehave(sc, rcv, cv.senderTo(endpoint, peerNoisyPath, "peer-"+sc.name), nil, healthy)
 	line, _ := r.neighbourLine(sc, alone, beside, o)

@@ -194,7 +194,11 @@ func (cv *convoy) post(path string, body, out any) error {
 	if out == nil {
 		return nil
 	}
-	return json.NewDecoder(resp.Body).Decode(&struct {
-		Data any `json:"data"`
-	}{out})
+	var answer struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		return err
+	}
+	return json.Unmarshal(answer.Data, out)
 }

@@ -66,10 +66,17 @@ func (r *shippedRun) neighbours() {
 		r.rcv.url+"/healthy"))
 	alone := r.healthy("alone", false)
 	for _, sc := range neighbourScenarios {
-		if only := os.Getenv("HOOKRELAY_BENCH_NEIGHBOURS"); only == "" || strings.Contains(only, sc.name[:1]) {
+		if sc.wanted() {
 			r.neighbour(sc, alone)
 		}
 	}
+}
+
+// wanted says whether HOOKRELAY_BENCH_NEIGHBOURS (letters; empty: all) names
+// the scenario.
+func (sc neighbourScenario) wanted() bool {
+	only := os.Getenv("HOOKRELAY_BENCH_NEIGHBOURS")
+	return only == "" || strings.Contains(only, sc.name[:1])
 }
 
 // healthy runs the healthy endpoint's load once, as phase "healthy <tag>":
@@ -78,11 +85,18 @@ func (r *shippedRun) neighbours() {
 // deliveries wait on their timers), never after it settled.
 func (r *shippedRun) healthy(tag string, beside bool) phaseResult {
 	p := publisher{api: r.dev.api, typ: "nb-healthy", prefix: "nb-" + tag, paths: []string{"/healthy"}}
-	run := func() []shot { return openLoop(neighbourRate, shippedPacedFor, p.send) }
+	return r.healthyLoad("healthy "+tag, p.send, beside, shippedPacedFor+3*time.Minute)
+}
+
+// healthyLoad runs neighbourRate publications a second by send for
+// shippedPacedFor as phase name, waiting limit for their receipts: beside
+// the other endpoint at once, or alone once our processes are idle.
+func (r *shippedRun) healthyLoad(name string, send sendFunc, beside bool, limit time.Duration) phaseResult {
+	run := func() []shot { return openLoop(neighbourRate, shippedPacedFor, send) }
 	if beside {
-		return r.phaseAfter("beside the other endpoint at once", "healthy "+tag, shippedPacedFor+3*time.Minute, run)
+		return r.phaseAfter("beside the other endpoint at once", name, limit, run)
 	}
-	return r.phase("healthy "+tag, shippedPacedFor+3*time.Minute, run)
+	return r.phase(name, limit, run)
 }
 
 // neighbour runs one scenario beside the healthy endpoint's load, then lets
@@ -99,8 +113,8 @@ func (r *shippedRun) neighbour(sc neighbourScenario, alone phaseResult) {
 	onTimers := func() { waitRetrying(r.b, r.dev.pgURL, subID, sc.events, neighbourDrain) }
 	beside, o := misbehave(sc, rcv, p.send, onTimers, func() phaseResult { return r.healthy("beside "+sc.name, true) })
 	if sc.mode == answerHeld {
-		o.held = heldDeliveries(r.b, r.dev.pgURL, subID, sc.events-o.errors, sc.hold)
-		o.heldKnown = true
+		held := heldDeliveries(r.b, r.dev.pgURL, subID, sc.events-o.errors, sc.hold)
+		o.held = &held
 	}
 	r.reportNeighbour(sc, alone, beside, o)
 }
@@ -165,9 +179,8 @@ type neighbourOther struct {
 	// allRequests and allRepeated are counted once everything drained.
 	allRequests, allRepeated int
 	// held is what PostgreSQL recorded of the deliveries whose request
-	// was held (answerHeld), when heldKnown (hookrelay's, not a peer's).
-	held      heldRecord
-	heldKnown bool
+	// was held (answerHeld); nil when not read (a peer's).
+	held *heldRecord
 }
 
 // heldRecord is how many deliveries were recorded delivered by an attempt
@@ -226,7 +239,7 @@ func (r *shippedRun) neighbourLine(sc neighbourScenario, alone, beside phaseResu
 		sc.name, ms(beside.e2e[0]), ms(beside.e2e[1]), ms(beside.e2e[2]), ratio, sc.events, o.published.Seconds(),
 		o.errors, o.requests, o.repeated)
 	line += fmt.Sprintf(" (at the end: %d requests, %d events sent more than once)", o.allRequests, o.allRepeated)
-	if o.heldKnown {
+	if o.held != nil {
 		line += fmt.Sprintf(", %d recorded delivered by a held request of %.1f-%.1fs", o.held.delivered,
 			o.held.shortest.Seconds(), o.held.longest.Seconds())
 	}
