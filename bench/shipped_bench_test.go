@@ -14,6 +14,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hookrelay/hookrelay/bench/results"
 	"github.com/hookrelay/hookrelay/testenv"
@@ -243,27 +244,38 @@ func (r *shippedRun) fanOut() {
 	})
 }
 
-// histories counts the history events, and the billable Temporal Cloud
-// actions they stand for (billableActions), of up to ten workflows of each
-// saturated phase.
+// histories counts the history events, the billable Temporal Cloud actions
+// they stand for (billableActions) and their encoded size (what the server
+// stores), of up to ten workflows of each saturated phase.
 func (r *shippedRun) histories() {
 	for _, key := range []string{"floor", "baseline", "hookrelay"} {
 		name := key + " saturated"
-		events, actions, n, types := 0, 0, 0, ""
+		events, actions, size, n, types := 0, 0, 0, 0, ""
 		for _, id := range r.results[name].workflowIDs {
 			h, err := history(r.c, id)
 			if err != nil {
 				r.b.Errorf("history of %s: %v", id, err)
 				continue
 			}
-			events, actions, n, types = events+len(h), actions+billableActions(h), n+1, eventTypes(h)
+			events, actions, size, n, types = events+len(h), actions+billableActions(h), size+historyBytes(h), n+1, eventTypes(h)
 		}
 		if n > 0 {
-			r.extra["history "+name] = fmt.Sprintf("%.1f events, %.1f actions", float64(events)/float64(n), float64(actions)/float64(n))
-			r.figures["history "+key] = map[string]float64{"events": float64(events) / float64(n), "actions": float64(actions) / float64(n)}
+			per := func(v int) float64 { return float64(v) / float64(n) }
+			r.extra["history "+name] = fmt.Sprintf("%.1f events, %.1f actions, %.0f bytes", per(events), per(actions), per(size))
+			r.figures["history "+key] = map[string]float64{"events": per(events), "actions": per(actions), "bytes": per(size)}
 			r.printf("history per first-attempt delivery, %s: %s (mean of %d), e.g. %s", name, r.extra["history "+name], n, types)
 		}
 	}
+}
+
+// historyBytes is the size of a history's events, encoded as the server
+// stores them.
+func historyBytes(h []*historypb.HistoryEvent) int {
+	n := 0
+	for _, e := range h {
+		n += proto.Size(e)
+	}
+	return n
 }
 
 // history is a closed workflow's events.

@@ -59,15 +59,15 @@ const (
 // Health holds the per-endpoint circuit breaker thresholds
 // (docs/policies.md#workfront). A zero value disables that rule.
 type Health struct {
-	Window             time.Duration `json:"window"`
-	DisableMinAttempts int           `json:"disable_min_attempts"`
-	DisableFailureRate float64       `json:"disable_failure_rate"`
-	DisableConsecutive int           `json:"disable_consecutive"`
-	FreezeConsecutive  int           `json:"freeze_consecutive"`
-	FreezeNoSuccessFor time.Duration `json:"freeze_no_success_for"`
-	FreezeAlwaysAfter  int           `json:"freeze_always_after"`
-	ProbeInterval      time.Duration `json:"probe_interval"`
-	DisableOnGone      bool          `json:"disable_on_gone"`
+	Window             time.Duration `json:"window,omitzero"`
+	DisableMinAttempts int           `json:"disable_min_attempts,omitzero"`
+	DisableFailureRate float64       `json:"disable_failure_rate,omitzero"`
+	DisableConsecutive int           `json:"disable_consecutive,omitzero"`
+	FreezeConsecutive  int           `json:"freeze_consecutive,omitzero"`
+	FreezeNoSuccessFor time.Duration `json:"freeze_no_success_for,omitzero"`
+	FreezeAlwaysAfter  int           `json:"freeze_always_after,omitzero"`
+	ProbeInterval      time.Duration `json:"probe_interval,omitzero"`
+	DisableOnGone      bool          `json:"disable_on_gone,omitzero"`
 }
 
 // Policy is one complete delivery policy. MaxAttempts counts every delivery,
@@ -75,18 +75,18 @@ type Health struct {
 // no limit besides MaxAttempts.
 type Policy struct {
 	Name            string        `json:"name"`
-	Description     string        `json:"description"`
-	Section         string        `json:"section"`
+	Description     string        `json:"description,omitzero"`
+	Section         string        `json:"section,omitzero"`
 	Schedule        Schedule      `json:"schedule"`
-	MaxAttempts     int           `json:"max_attempts"`
-	TTL             time.Duration `json:"ttl"`
-	Timeout         time.Duration `json:"timeout"`
-	JitterFraction  float64       `json:"jitter_fraction"`
+	MaxAttempts     int           `json:"max_attempts,omitzero"`
+	TTL             time.Duration `json:"ttl,omitzero"`
+	Timeout         time.Duration `json:"timeout,omitzero"`
+	JitterFraction  float64       `json:"jitter_fraction,omitzero"`
 	SuccessCodes    []int         `json:"success_codes,omitempty"`
 	DeadLetterCodes []int         `json:"dead_letter_codes,omitempty"`
-	DeadLettering   bool          `json:"dead_lettering"`
-	OnExhausted     Exhausted     `json:"on_exhausted"`
-	Health          Health        `json:"health"`
+	DeadLettering   bool          `json:"dead_lettering,omitzero"`
+	OnExhausted     Exhausted     `json:"on_exhausted,omitzero"`
+	Health          Health        `json:"health,omitzero"`
 	// RetryAfterMax bounds how far a receiver's Retry-After may push a retry
 	// back (RetryAfterDue); zero ignores Retry-After.
 	RetryAfterMax time.Duration `json:"retry_after_max,omitempty"`

@@ -46,8 +46,8 @@ type DeliveryInput struct {
 type DeliveryResult struct {
 	Status       policies.Status
 	Attempts     int
-	Reason       string
-	DeadLetterID string
+	Reason       string `json:",omitzero"`
+	DeadLetterID string `json:",omitzero"`
 	// StatusCode and DurationMs are the last attempt's, when it recorded
 	// the delivery as delivered itself (DeliverResult.Finished): what the
 	// sweeper records if the worker stopped before it did

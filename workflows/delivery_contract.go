@@ -74,29 +74,29 @@ type LateAnswerResult struct {
 type DeliverResult struct {
 	// Skipped is true when no request was made because the endpoint is
 	// disabled or frozen; EndpointState says which.
-	Skipped       bool
-	EndpointState string
-	StatusCode    int
-	ErrorKind     string
-	Error         string
-	DurationMs    float64
-	Success       bool
-	Counters      EndpointCounters
+	Skipped       bool             `json:",omitzero"`
+	EndpointState string           `json:",omitzero"`
+	StatusCode    int              `json:",omitzero"`
+	ErrorKind     string           `json:",omitzero"`
+	Error         string           `json:",omitzero"`
+	DurationMs    float64          `json:",omitzero"`
+	Success       bool             `json:",omitzero"`
+	Counters      EndpointCounters `json:",omitzero"`
 	// Throttled is true when no request was made because the endpoint's
 	// concurrency cap or rate limit left no room (only when MayThrottle):
 	// not an attempt. RetryIn is when room is expected, zero when unknown.
-	Throttled bool
-	RetryIn   time.Duration
+	Throttled bool          `json:",omitzero"`
+	RetryIn   time.Duration `json:",omitzero"`
 	// RetryAfter is when the receiver asked to be tried again, with
 	// Retry-After on a 429 or 503 answer (zero: it did not).
-	RetryAfter time.Time
+	RetryAfter time.Time `json:",omitzero"`
 	// Finished is true when the activity recorded the delivery as
 	// delivered (FinishDelivered): the workflow then runs no Finish.
-	Finished bool
+	Finished bool `json:",omitzero"`
 	// HandedOver is true when no request was made because the endpoint's
 	// share of local first attempts was used up (only when MayHandOver):
 	// not an attempt; the workflow makes it as a regular activity.
-	HandedOver bool
+	HandedOver bool `json:",omitzero"`
 	// Ended is the delivery's final status when it had ended before the
 	// attempt (a reset or replayed workflow, an operator's action): no
 	// request was made, and the workflow ends with it.
@@ -141,8 +141,8 @@ type FinishResult struct {
 type EndpointCounters struct {
 	EndpointID          string     `json:"endpoint_id"`
 	State               string     `json:"state"`
-	Attempts            int64      `json:"attempts"`
-	Failures            int64      `json:"failures"`
-	ConsecutiveFailures int64      `json:"consecutive_failures"`
+	Attempts            int64      `json:"attempts,omitzero"`
+	Failures            int64      `json:"failures,omitzero"`
+	ConsecutiveFailures int64      `json:"consecutive_failures,omitzero"`
 	LastSuccessAt       *time.Time `json:"last_success_at,omitempty"`
 }

@@ -129,14 +129,19 @@ func benchTable(lines []results.Line) string {
 	return s.String() + "\n"
 }
 
-// history is a system's history events and billable actions per delivery.
+// history is a system's history events and billable actions per delivery,
+// with their encoded bytes when the run recorded them.
 func history(lines []results.Line, key string) string {
 	e, eok := get(lines, "history "+key, "events")
 	a, aok := get(lines, "history "+key, "actions")
 	if !eok || !aok {
 		return none
 	}
-	return fmt.Sprintf("%.1f events, %.1f actions", e, a)
+	s := fmt.Sprintf("%.1f events, %.1f actions", e, a)
+	if b, ok := get(lines, "history "+key, "bytes"); ok {
+		s += fmt.Sprintf(", %.0f bytes", b)
+	}
+	return s
 }
 
 // benchNotes are the lines under a shape's headline: the direct POST, the
