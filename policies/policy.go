@@ -72,7 +72,9 @@ type Health struct {
 
 // Policy is one complete delivery policy. MaxAttempts counts every delivery,
 // the first included; TTL is measured from the first attempt; zero TTL means
-// no limit besides MaxAttempts.
+// no limit besides MaxAttempts. Its JSON is what a delivery's workflow input
+// carries into every history (the API shows a PolicyDoc): zero fields are
+// left out, and read back as zero.
 type Policy struct {
 	Name            string        `json:"name"`
 	Description     string        `json:"description,omitzero"`
@@ -89,11 +91,11 @@ type Policy struct {
 	Health          Health        `json:"health,omitzero"`
 	// RetryAfterMax bounds how far a receiver's Retry-After may push a retry
 	// back (RetryAfterDue); zero ignores Retry-After.
-	RetryAfterMax time.Duration `json:"retry_after_max,omitempty"`
+	RetryAfterMax time.Duration `json:"retry_after_max,omitzero"`
 	// LateAnswer, when longer than Timeout, is how long a request recorded
 	// as a timeout stays open: a success by then still delivers the event
 	// (docs/policies.md#eventgrid); zero: none.
-	LateAnswer time.Duration `json:"late_answer,omitempty"`
+	LateAnswer time.Duration `json:"late_answer,omitzero"`
 }
 
 // Verdict is what a policy makes of one attempt's outcome.

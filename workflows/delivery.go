@@ -52,8 +52,8 @@ type DeliveryResult struct {
 	// the delivery as delivered itself (DeliverResult.Finished): what the
 	// sweeper records if the worker stopped before it did
 	// (starter.SettleOpen).
-	StatusCode int     `json:",omitempty"`
-	DurationMs float64 `json:",omitempty"`
+	StatusCode int     `json:",omitzero"`
+	DurationMs float64 `json:",omitzero"`
 }
 
 // Delivery delivers one event to one subscription under its policy: one

@@ -100,7 +100,7 @@ type DeliverResult struct {
 	// Ended is the delivery's final status when it had ended before the
 	// attempt (a reset or replayed workflow, an operator's action): no
 	// request was made, and the workflow ends with it.
-	Ended policies.Status `json:",omitempty"`
+	Ended policies.Status `json:",omitzero"`
 }
 
 // StatusInput is the input of SetStatus.
