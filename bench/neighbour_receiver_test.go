@@ -51,10 +51,7 @@ func newNoisyReceiver(b *testing.B, mode int32, hold time.Duration) *noisyReceiv
 
 func (r *noisyReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.Copy(io.Discard, req.Body)
-	id, arrived := req.Header.Get("Webhook-Id"), time.Now()
-	if id == "" {
-		id = req.Header.Get(convoyIDHeader) // the peer's
-	}
+	id, arrived := eventID(req), time.Now()
 	r.mu.Lock()
 	r.reqs[id]++
 	r.mu.Unlock()

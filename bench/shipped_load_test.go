@@ -35,13 +35,18 @@ func newHitReceiver(b *testing.B) *hitReceiver {
 	return r
 }
 
+// eventID is the event a request delivers: its Webhook-Id, or the peer's
+// idempotency key (peer_test.go).
+func eventID(req *http.Request) string {
+	if id := req.Header.Get("Webhook-Id"); id != "" {
+		return id
+	}
+	return req.Header.Get(convoyIDHeader)
+}
+
 func (r *hitReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.Copy(io.Discard, req.Body)
-	id := req.Header.Get("Webhook-Id")
-	if id == "" { // the peer's (peer_test.go)
-		id = req.Header.Get(convoyIDHeader)
-	}
-	now, k := time.Now(), hitKey(id, req.URL.Path)
+	now, k := time.Now(), hitKey(eventID(req), req.URL.Path)
 	r.mu.Lock()
 	if _, seen := r.first[k]; seen {
 		r.dups.Add(1)

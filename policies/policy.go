@@ -57,7 +57,9 @@ const (
 )
 
 // Health holds the per-endpoint circuit breaker thresholds
-// (docs/policies.md#workfront). A zero value disables that rule.
+// (docs/policies.md#workfront). A zero value disables that rule; its JSON
+// (in workflow inputs, and in the endpoint workflow's state query) leaves
+// such a rule out.
 type Health struct {
 	Window             time.Duration `json:"window,omitzero"`
 	DisableMinAttempts int           `json:"disable_min_attempts,omitzero"`
