@@ -257,7 +257,11 @@ func (r *shippedRun) histories() {
 				r.b.Errorf("history of %s: %v", id, err)
 				continue
 			}
-			events, actions, size, n, types = events+len(h), actions+billableActions(h), size+historyBytes(h), n+1, eventTypes(h)
+			events += len(h)
+			actions += billableActions(h)
+			size += historyBytes(h)
+			n++
+			types = eventTypes(h)
 		}
 		if n > 0 {
 			per := func(v int) float64 { return float64(v) / float64(n) }

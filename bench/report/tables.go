@@ -132,13 +132,14 @@ func benchTable(lines []results.Line) string {
 // history is a system's history events and billable actions per delivery,
 // with their encoded bytes when the run recorded them.
 func history(lines []results.Line, key string) string {
-	e, eok := get(lines, "history "+key, "events")
-	a, aok := get(lines, "history "+key, "actions")
+	phase := "history " + key
+	e, eok := get(lines, phase, "events")
+	a, aok := get(lines, phase, "actions")
 	if !eok || !aok {
 		return none
 	}
 	s := fmt.Sprintf("%.1f events, %.1f actions", e, a)
-	if b, ok := get(lines, "history "+key, "bytes"); ok {
+	if b, ok := get(lines, phase, "bytes"); ok {
 		s += fmt.Sprintf(", %.0f bytes", b)
 	}
 	return s
