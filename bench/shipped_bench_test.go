@@ -250,7 +250,8 @@ func (r *shippedRun) fanOut() {
 func (r *shippedRun) histories() {
 	for _, key := range []string{"floor", "baseline", "hookrelay"} {
 		name := key + " saturated"
-		events, actions, size, n, types := 0, 0, 0, 0, ""
+		events, actions, size, n := 0, 0, 0, 0
+		var last []*historypb.HistoryEvent
 		for _, id := range r.results[name].workflowIDs {
 			h, err := history(r.c, id)
 			if err != nil {
@@ -261,13 +262,13 @@ func (r *shippedRun) histories() {
 			actions += billableActions(h)
 			size += historyBytes(h)
 			n++
-			types = eventTypes(h)
+			last = h
 		}
 		if n > 0 {
 			per := func(v int) float64 { return float64(v) / float64(n) }
 			r.extra["history "+name] = fmt.Sprintf("%.1f events, %.1f actions, %.0f bytes", per(events), per(actions), per(size))
 			r.figures["history "+key] = map[string]float64{"events": per(events), "actions": per(actions), "bytes": per(size)}
-			r.printf("history per first-attempt delivery, %s: %s (mean of %d), e.g. %s", name, r.extra["history "+name], n, types)
+			r.printf("history per first-attempt delivery, %s: %s (mean of %d), e.g. %s", name, r.extra["history "+name], n, eventTypes(last))
 		}
 	}
 }
