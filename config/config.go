@@ -96,7 +96,7 @@ type Config struct {
 	// retries queue, endpoint by endpoint (docs/endpoints.md#isolation).
 	RetriesPerSecond int
 	// StartsPerEndpoint bounds the start queue's workers one endpoint's
-	// deliveries hold at once (HOOKRELAY_STARTS_PER_ENDPOINT; 0, the
+	// burst holds at once beside others (HOOKRELAY_STARTS_PER_ENDPOINT; 0, the
 	// default, is the queue's own: starter.DefaultStartsPerEndpoint)
 	// (docs/endpoints.md#isolation).
 	StartsPerEndpoint int

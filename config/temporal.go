@@ -23,7 +23,8 @@ const (
 	// start per second (docs/endpoints.md#isolation).
 	EnvRetriesPerSecond = "HOOKRELAY_RETRIES_PER_SECOND"
 	// EnvStartsPerEndpoint bounds the start queue's workers one endpoint's
-	// burst holds at once (docs/endpoints.md#isolation).
+	// burst holds at once while another endpoint's deliveries are being
+	// started (docs/endpoints.md#isolation).
 	EnvStartsPerEndpoint = "HOOKRELAY_STARTS_PER_ENDPOINT"
 	// EnvTroubledStartsPerSecond paces the starts of an endpoint in
 	// trouble (docs/endpoints.md#isolation).

@@ -31,8 +31,9 @@ type fair struct {
 	// Temporal ahead of theirs.
 	besideHolders int
 	// shortHolders bounds the takers holding an endpoint whose line is
-	// short (burstLine or less): one that keeps up with its deliveries
-	// may use every taker left free (zero: maxHolders).
+	// short (burstLine or less), beside others or not: one that keeps up
+	// with its deliveries may use every taker left free (zero, or fewer
+	// than maxHolders: maxHolders).
 	shortHolders int
 	// burst is the longest line that is not a burst (burstLine; tests
 	// may set another).
@@ -156,9 +157,10 @@ func (f *fair) release(batch []queued) {
 // started beside a burst, is asked only of one some takers hold already.
 func (f *fair) free(key string) bool {
 	held, most := f.holders[key], f.maxHolders
-	if f.short(key) && f.shortHolders > most {
-		most = f.shortHolders
-	} else if f.besideHolders > 0 && held >= f.besideHolders && f.busyBeside(key) {
+	switch {
+	case f.short(key):
+		most = max(most, f.shortHolders)
+	case f.besideHolders > 0 && held >= f.besideHolders && f.busyBeside(key):
 		most = f.besideHolders
 	}
 	switch {

@@ -115,6 +115,26 @@ func TestFairSpreadsShortLines(t *testing.T) {
 	}
 }
 
+// TestFairLeavesShortLinesWholeBeside: while a burst is held by
+// besideHolders takers because another endpoint is being started, that
+// other endpoint, whose line is short, may still be held by shortHolders,
+// one delivery each: a healthy endpoint's starts beside a burst go side by
+// side.
+func TestFairLeavesShortLinesWholeBeside(t *testing.T) {
+	f := newFair(20)
+	f.burst = 3
+	f.bound(6, 1, 6, nil)
+	putLine(f, "b", 10)
+	putLine(f, "h", 3)
+	var takes []string
+	for range 3 {
+		takes = append(takes, fmt.Sprint(ids(f.take(4))))
+	}
+	if got, want := fmt.Sprint(takes), "[[b0 h0 b1 b2] [h1] [h2]]"; got != want {
+		t.Fatalf("takes %s, want %s (b held once beside h, h once per take)", got, want)
+	}
+}
+
 // troubledFair is a queue of 20 whose every line is a burst, each endpoint
 // held by at most maxHolders takers, the endpoints in troubled in trouble.
 func troubledFair(maxHolders int, troubled map[string]bool) *fair {

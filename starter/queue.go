@@ -24,11 +24,15 @@ const (
 	// batch of 32 kept other endpoints waiting for seconds (issue 51).
 	queueBatch = 4
 	// DefaultStartsPerEndpoint is how many workers may start one
-	// endpoint's deliveries at once (Queue.PerEndpoint). A start's time
-	// is mostly its wait in Temporal behind the others in flight, so a
-	// burst given all the workers gains little speed and makes every
-	// other endpoint's starts wait as long (issue 51).
-	DefaultStartsPerEndpoint = 4
+	// endpoint's burst at once while another endpoint's deliveries are
+	// being started (Queue.PerEndpoint). A start's time is then mostly
+	// its wait in Temporal behind the others in flight, so a burst given
+	// more workers gains little speed and makes every other endpoint's
+	// starts wait as long (issue 51). Alone, a burst may use every worker
+	// but freeWorkers: on the production-shaped cluster, whose starts take
+	// longer, 4 held a lone burst to 0.72-0.74× the floor's rate, 14 let
+	// it reach 0.76-0.83× (BENCHMARKS.md).
+	DefaultStartsPerEndpoint = 2
 	// freeWorkers are the workers one endpoint's deliveries never hold
 	// all of, whatever PerEndpoint says: a delivery of another endpoint
 	// finds one of them free (fair.maxHolders).
@@ -68,11 +72,12 @@ type Queue struct {
 	// Size bounds the deliveries waiting; zero means DefaultQueueSize.
 	Size int
 	// PerEndpoint is how many workers may start the deliveries of one
-	// endpoint with a burst waiting (more than burstLine) at once; zero
-	// means DefaultStartsPerEndpoint. Half as many while another
-	// endpoint's deliveries are being started (fair.besideHolders). One
-	// with fewer waiting may use every worker but freeWorkers, one
-	// delivery each (fair.shortHolders).
+	// endpoint with a burst waiting (more than burstLine) at once while
+	// another endpoint's deliveries are being started
+	// (fair.besideHolders); zero means DefaultStartsPerEndpoint. Alone,
+	// a burst may use every worker but freeWorkers (fair.maxHolders); so
+	// may an endpoint with fewer waiting, one delivery each, beside
+	// others too (fair.shortHolders).
 	PerEndpoint int
 	// Troubled, when set, tells the endpoints in trouble: slow or failing
 	// (activities.Shares.Troubled). At most troubledHolders workers start
@@ -147,8 +152,8 @@ func (q *Queue) Run(ctx context.Context) {
 	if workers <= 0 {
 		workers = DefaultQueueWorkers
 	}
-	most := holders(workers, q.PerEndpoint)
-	q.wait.bound(most, most/2, holders(workers, workers), q.Troubled)
+	alone, beside := startBounds(workers, q.PerEndpoint)
+	q.wait.bound(alone, beside, alone, q.Troubled)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -196,8 +201,16 @@ func (q *Queue) work(ctx context.Context, workers int) {
 	}
 }
 
+// startBounds are the start queue's bounds on the workers one endpoint's
+// deliveries hold at once (fair.bound): a burst alone, or an endpoint that
+// keeps up, every worker but freeWorkers; a burst while another endpoint's
+// deliveries are being started, perEndpoint (docs/endpoints.md#isolation).
+func startBounds(workers, perEndpoint int) (alone, beside int) {
+	return holders(workers, workers), holders(workers, perEndpoint)
+}
+
 // holders is how many of workers may start one endpoint's deliveries at
-// once (fair.maxHolders): perEndpoint, or DefaultStartsPerEndpoint when
+// once (fair's bounds): perEndpoint, or DefaultStartsPerEndpoint when
 // zero, but never more than leaves freeWorkers free; zero (no bound) when
 // there are no more workers than that.
 func holders(workers, perEndpoint int) int {

@@ -33,6 +33,20 @@ func TestHolders(t *testing.T) {
 	}
 }
 
+// TestStartBounds: a burst alone may be started by every worker but
+// freeWorkers, beside others by PerEndpoint of them
+// (DefaultStartsPerEndpoint unless set).
+func TestStartBounds(t *testing.T) {
+	for _, c := range []struct{ workers, perEndpoint, alone, beside int }{
+		{16, 0, 16 - freeWorkers, DefaultStartsPerEndpoint}, {16, 4, 16 - freeWorkers, 4}, {4, 8, 2, 2}, {2, 0, 0, 0},
+	} {
+		if alone, beside := startBounds(c.workers, c.perEndpoint); alone != c.alone || beside != c.beside {
+			t.Errorf("startBounds(%d workers, %d per endpoint) = %d alone, %d beside; want %d, %d",
+				c.workers, c.perEndpoint, alone, beside, c.alone, c.beside)
+		}
+	}
+}
+
 // TestMarksTakeDue: the marks due by a time are taken in the order handed
 // over, the later ones left waiting.
 func TestMarksTakeDue(t *testing.T) {
