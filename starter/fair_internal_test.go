@@ -178,10 +178,10 @@ func TestFairTakesOneOfATroubledEndpoint(t *testing.T) {
 	}
 }
 
-// TestFairHalvesABurstBeside: a burst is held by maxHolders takers while it
-// is alone, by besideHolders while another endpoint's deliveries wait or
-// were taken within busyWindow, and by maxHolders again after that.
-func TestFairHalvesABurstBeside(t *testing.T) {
+// TestFairBoundsABurstBeside: a burst is held by maxHolders takers while
+// it is alone, by besideHolders while another endpoint's deliveries wait
+// or were taken within busyWindow, and by maxHolders again after that.
+func TestFairBoundsABurstBeside(t *testing.T) {
 	now := time.Unix(0, 0)
 	var f *fair
 	burst := func() {

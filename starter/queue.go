@@ -30,8 +30,8 @@ const (
 	// more workers gains little speed and makes every other endpoint's
 	// starts wait as long (issue 51). Alone, a burst may use every worker
 	// but freeWorkers: on the production-shaped cluster, whose starts take
-	// longer, 4 held a lone burst to 0.72-0.74× the floor's rate, 14 let
-	// it reach 0.76-0.83× (BENCHMARKS.md).
+	// longer, 4 held a lone burst well below the rate Temporal could go
+	// (BENCHMARKS.md).
 	DefaultStartsPerEndpoint = 2
 	// freeWorkers are the workers one endpoint's deliveries never hold
 	// all of, whatever PerEndpoint says: a delivery of another endpoint
