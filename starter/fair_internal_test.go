@@ -101,16 +101,7 @@ func TestFairSlowsFailingEndpoints(t *testing.T) {
 // shortHolders takers, while one whose line is a burst is held by at most
 // maxHolders, each taking several.
 func TestFairSpreadsShortLines(t *testing.T) {
-	f := newFair(20)
-	f.burst = 3
-	f.bound(2, 0, 6, nil)
-	putLine(f, "b", 10)
-	putLine(f, "h", 3)
-	var takes []string
-	for range 3 {
-		takes = append(takes, fmt.Sprint(ids(f.take(4))))
-	}
-	if got, want := fmt.Sprint(takes), "[[b0 h0 b1 b2] [h1 b3 b4 b5] [h2]]"; got != want {
+	if got, want := burstAndShortLine(2, 0, 6), "[[b0 h0 b1 b2] [h1 b3 b4 b5] [h2]]"; got != want {
 		t.Fatalf("takes %s, want %s (b held twice at most, h once per take)", got, want)
 	}
 }
@@ -121,18 +112,26 @@ func TestFairSpreadsShortLines(t *testing.T) {
 // one delivery each: a healthy endpoint's starts beside a burst go side by
 // side.
 func TestFairLeavesShortLinesWholeBeside(t *testing.T) {
+	if got, want := burstAndShortLine(6, 1, 6), "[[b0 h0 b1 b2] [h1] [h2]]"; got != want {
+		t.Fatalf("takes %s, want %s (b held once beside h, h once per take)", got, want)
+	}
+}
+
+// burstAndShortLine queues a burst, "b" with 10 deliveries, and a short
+// line, "h" with 3, in a queue whose lines of more than 3 are bursts,
+// bounded by maxHolders, besideHolders and shortHolders, and lists three
+// takes of up to 4 deliveries, none released.
+func burstAndShortLine(maxHolders, besideHolders, shortHolders int) string {
 	f := newFair(20)
 	f.burst = 3
-	f.bound(6, 1, 6, nil)
+	f.bound(maxHolders, besideHolders, shortHolders, nil)
 	putLine(f, "b", 10)
 	putLine(f, "h", 3)
 	var takes []string
 	for range 3 {
 		takes = append(takes, fmt.Sprint(ids(f.take(4))))
 	}
-	if got, want := fmt.Sprint(takes), "[[b0 h0 b1 b2] [h1] [h2]]"; got != want {
-		t.Fatalf("takes %s, want %s (b held once beside h, h once per take)", got, want)
-	}
+	return fmt.Sprint(takes)
 }
 
 // troubledFair is a queue of 20 whose every line is a burst, each endpoint
